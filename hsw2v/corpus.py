@@ -1,0 +1,138 @@
+"""Streaming corpus reader: plain, .gz or .bz2 text, or ``-`` for stdin.
+
+Words are runs of non-whitespace bytes (space, tab, newline, CR, VT, FF), as in
+word2vec.c; a newline ends a sentence. The text must be UTF-8: invalid UTF-8 or
+a NUL byte is rejected with the byte offset (no silent replacement), so every
+word of the vocabulary decodes exactly. Lines of any length are streamed in
+blocks that end on whitespace; no line is ever loaded whole.
+"""
+from __future__ import annotations
+
+import bz2
+import gzip
+import os
+import shutil
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import BinaryIO
+
+from .errors import HSW2VError
+
+BLOCK_BYTES = 1 << 20
+"""Bytes read per block; each block ends on whitespace (unless the file ends)."""
+
+MAX_WORD_BYTES = 1 << 16
+"""A run of this many bytes without whitespace is not a word: the input is rejected."""
+
+
+
+@contextmanager
+def open_corpus(path: str) -> Iterator[BinaryIO]:
+    """Open ``path`` for binary reading, decompressing .gz and .bz2; ``-`` is stdin."""
+    if path == "-":
+        yield sys.stdin.buffer
+        return
+    if os.path.isdir(path):
+        raise HSW2VError(f"{path}: is a directory, not a corpus file")
+    try:
+        if path.endswith(".gz"):
+            f = gzip.open(path, "rb")
+        elif path.endswith(".bz2"):
+            f = bz2.open(path, "rb")
+        else:
+            f = open(path, "rb", buffering=0)
+    except FileNotFoundError:
+        raise HSW2VError(f"{path}: no such file") from None
+    except OSError as e:
+        raise HSW2VError(f"{path}: cannot read: {e.strerror or e}") from None
+    with f:
+        yield f
+
+
+def iter_blocks(path: str, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
+    """Yield the corpus as validated byte blocks, each ending on whitespace.
+
+    Raises HSW2VError on unreadable, corrupt-compressed, binary or non-UTF-8 input.
+    """
+    offset = 0  # of the start of ``carry`` in the decompressed stream
+    carry = b""
+    with open_corpus(path) as f:
+        while True:
+            try:
+                data = f.read(block_bytes)
+            except (OSError, EOFError, ValueError) as e:  # corrupt .gz/.bz2
+                raise HSW2VError(f"{path}: cannot read: {e}") from None
+            if not data:
+                break
+            buf = carry + data if carry else data
+            cut = _last_whitespace(buf) + 1
+            if cut == 0:
+                if len(buf) > MAX_WORD_BYTES:
+                    raise HSW2VError(
+                        f"{path}: more than {MAX_WORD_BYTES} bytes without whitespace at byte "
+                        f"{offset}; is this a text file?"
+                    )
+                carry = buf
+                continue
+            block, carry = buf[:cut], buf[cut:]
+            _validate(block, path, offset)
+            yield block
+            offset += cut
+    if carry:
+        _validate(carry, path, offset)
+        yield carry
+
+
+def _last_whitespace(buf: bytes) -> int:
+    """Index of the last whitespace byte of ``buf``, or -1."""
+    return max(buf.rfind(c) for c in (b" ", b"\n", b"\t", b"\r", b"\x0b", b"\x0c"))
+
+
+def _validate(block: bytes, path: str, offset: int) -> None:
+    """Reject NUL bytes and invalid UTF-8, naming the byte offset."""
+    nul = block.find(b"\0")
+    if nul >= 0:
+        raise HSW2VError(f"{path}: NUL byte at byte {offset + nul}; this looks like a binary file")
+    try:
+        block.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise HSW2VError(
+            f"{path}: invalid UTF-8 at byte {offset + e.start}; "
+            "convert the file to UTF-8 (for example with iconv -c)"
+        ) from None
+
+
+def count_words(path: str, progress: bool = False) -> tuple[Counter, int]:
+    """Count every word of the corpus in one pass: (Counter of bytes → count, tokens)."""
+    from tqdm import tqdm
+
+    counts: Counter = Counter()
+    tokens = 0
+    with tqdm(unit="word", unit_scale=True, disable=not progress, desc="vocab") as bar:
+        for block in iter_blocks(path):
+            words = block.split()
+            tokens += len(words)
+            counts.update(words)
+            bar.update(len(words))
+    return counts, tokens
+
+
+@contextmanager
+def rereadable(path: str) -> Iterator[str]:
+    """A path that can be read many times: stdin is spooled to a temporary file."""
+    if path != "-":
+        yield path
+        return
+    fd, tmp = tempfile.mkstemp(prefix="hsw2v-stdin-", suffix=".txt")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+        yield tmp
+    finally:
+        os.unlink(tmp)
+
+
+__all__ = ["BLOCK_BYTES", "count_words", "iter_blocks", "open_corpus", "rereadable"]

@@ -1,0 +1,249 @@
+"""numba kernels: corpus encoding and the CBOW / skip-gram SGD loops.
+
+Every kernel is small, pure and compiled with ``nogil`` so that Python threads
+run them in parallel (Hogwild: threads share the weights without locks). Each
+thread owns its RNG state (a one-element uint64 array) and scratch buffers.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+JIT = dict(nogil=True, fastmath=True, cache=True)
+
+_LCG_MUL = np.uint64(25214903917)
+_LCG_ADD = np.uint64(11)
+_FNV_OFFSET = np.uint64(14695981039346656037)
+_FNV_PRIME = np.uint64(1099511628211)
+
+
+@njit(**JIT)
+def lcg_next(r):
+    """Next state of word2vec.c's 48-bit-multiplier linear congruential generator."""
+    return r * _LCG_MUL + _LCG_ADD
+
+
+@njit(**JIT)
+def lcg_uniform(r):
+    """A float in [0, 1) from the high 24 bits of a generator state."""
+    return np.float32(r >> np.uint64(40)) * np.float32(1.0 / 16777216.0)
+
+
+@njit(**JIT)
+def fnv1a(buf, start, end):
+    """FNV-1a hash of ``buf[start:end]``."""
+    h = _FNV_OFFSET
+    for k in range(start, end):
+        h = (h ^ np.uint64(buf[k])) * _FNV_PRIME
+    return h
+
+
+@njit(**JIT)
+def build_table(word_bytes, word_offsets, table):
+    """Fill an open-addressing table (size a power of two, -1 = empty) with word ids."""
+    mask = np.uint64(len(table) - 1)
+    for w in range(len(word_offsets) - 1):
+        slot = fnv1a(word_bytes, word_offsets[w], word_offsets[w + 1]) & mask
+        while table[slot] >= 0:
+            slot = (slot + np.uint64(1)) & mask
+        table[slot] = w
+
+
+@njit(**JIT)
+def lookup(buf, start, end, table, word_bytes, word_offsets):
+    """Id of the word ``buf[start:end]``, or -1 if it is not in the table."""
+    mask = np.uint64(len(table) - 1)
+    slot = fnv1a(buf, start, end) & mask
+    n = end - start
+    while True:
+        w = table[slot]
+        if w < 0:
+            return -1
+        lo = word_offsets[w]
+        if word_offsets[w + 1] - lo == n:
+            same = True
+            for k in range(n):
+                if word_bytes[lo + k] != buf[start + k]:
+                    same = False
+                    break
+            if same:
+                return w
+        slot = (slot + np.uint64(1)) & mask
+
+
+@njit(**JIT)
+def encode_block(buf, table, word_bytes, word_offsets, ids, sent_ends):
+    """Turn a byte block into word ids, dropping words not in the vocabulary.
+
+    Words are split on ASCII whitespace; a newline ends a sentence. Writes the ids
+    and the exclusive end of each non-empty sentence; returns (n_ids, n_sentences).
+    The block's end also ends a sentence.
+    """
+    n_ids = 0
+    n_sents = 0
+    last_end = 0
+    i = 0
+    n = len(buf)
+    while i < n:
+        c = buf[i]
+        if c == 10:  # newline
+            if n_ids > last_end:
+                sent_ends[n_sents] = n_ids
+                n_sents += 1
+                last_end = n_ids
+            i += 1
+        elif c == 32 or c == 9 or c == 13 or c == 11 or c == 12:
+            i += 1
+        else:
+            j = i + 1
+            while j < n:
+                d = buf[j]
+                if d == 32 or d == 10 or d == 9 or d == 13 or d == 11 or d == 12:
+                    break
+                j += 1
+            w = lookup(buf, i, j, table, word_bytes, word_offsets)
+            if w >= 0:
+                ids[n_ids] = w
+                n_ids += 1
+            i = j
+    if n_ids > last_end:
+        sent_ends[n_sents] = n_ids
+        n_sents += 1
+    return n_ids, n_sents
+
+
+@njit(**JIT)
+def hs_step(h, target, syn1, path_offsets, path_nodes, path_codes, alpha, grad_h):
+    """One SGD step of hierarchical softmax for predicting ``target`` from ``h``.
+
+    Updates the inner-node vectors on the target's path, adds the gradient step
+    for ``h`` to ``grad_h`` (the caller applies it), and returns -log P(target | h)
+    computed before the update.
+    """
+    loss = 0.0
+    dim = h.shape[0]
+    for p in range(path_offsets[target], path_offsets[target + 1]):
+        u = syn1[path_nodes[p]]
+        x = np.float32(0.0)
+        for d in range(dim):
+            x += h[d] * u[d]
+        e = np.exp(-abs(x))
+        f = np.float32(1.0) / (np.float32(1.0) + e) if x >= 0 else e / (np.float32(1.0) + e)
+        label = np.float32(1.0) - np.float32(path_codes[p])  # code 0: P = σ(x)
+        # -log σ(z) with z = x for code 0 and -x for code 1
+        z = x if label > 0 else -x
+        loss += max(-z, np.float32(0.0)) + np.log1p(e)
+        g = (label - f) * alpha
+        for d in range(dim):
+            grad_h[d] += g * u[d]
+            u[d] += g * h[d]
+    return loss
+
+
+@njit(**JIT)
+def subsample(ids, start, end, keep_prob, r, sen, sen_pos):
+    """Copy the words of ``ids[start:end]`` that survive subsampling into ``sen``.
+
+    ``sen_pos`` gets each kept word's index in ``ids``. Returns (kept, rng state).
+    """
+    m = 0
+    for k in range(start, end):
+        w = ids[k]
+        pk = keep_prob[w]
+        if pk < 1.0:
+            r = lcg_next(r)
+            if lcg_uniform(r) >= pk:
+                continue
+        sen[m] = w
+        sen_pos[m] = k
+        m += 1
+    return m, r
+
+
+@njit(**JIT)
+def train_skipgram(ids, sent_ends, n_sents, syn0, syn1, path_offsets, path_nodes,
+                   path_codes, keep_prob, window, alpha0, alpha1, rng, sen, sen_pos, grad_h):
+    """Skip-gram over one block: each context word's vector predicts the centre word.
+
+    The learning rate falls linearly from ``alpha0`` at the block's first word to
+    ``alpha1`` after its last. Returns (sum of -log P, number of examples).
+    """
+    n_words = sent_ends[n_sents - 1] if n_sents > 0 else 0
+    slope = (alpha1 - alpha0) / max(n_words, 1)
+    r = rng[0]
+    loss = 0.0
+    n_examples = 0
+    start = 0
+    for s in range(n_sents):
+        end = sent_ends[s]
+        m, r = subsample(ids, start, end, keep_prob, r, sen, sen_pos)
+        start = end
+        for i in range(m):
+            alpha = np.float32(alpha0 + slope * sen_pos[i])
+            r = lcg_next(r)
+            b = np.int64(r >> np.uint64(16)) % window
+            lo = max(0, i - window + b)
+            hi = min(m, i + window - b + 1)
+            target = sen[i]
+            for j in range(lo, hi):
+                if j == i:
+                    continue
+                h = syn0[sen[j]]
+                grad_h[:] = 0.0
+                loss += hs_step(h, target, syn1, path_offsets, path_nodes, path_codes,
+                                alpha, grad_h)
+                h += grad_h
+                n_examples += 1
+    rng[0] = r
+    return loss, n_examples
+
+
+@njit(**JIT)
+def train_cbow(ids, sent_ends, n_sents, syn0, syn1, path_offsets, path_nodes,
+               path_codes, keep_prob, window, alpha0, alpha1, cbow_mean, rng, sen, sen_pos,
+               h, grad_h):
+    """CBOW over one block: the mean (or sum) of the context vectors predicts the word.
+
+    As in word2vec.c, the whole gradient step for h is added to every context
+    vector. Returns (sum of -log P, number of examples).
+    """
+    n_words = sent_ends[n_sents - 1] if n_sents > 0 else 0
+    slope = (alpha1 - alpha0) / max(n_words, 1)
+    dim = syn0.shape[1]
+    r = rng[0]
+    loss = 0.0
+    n_examples = 0
+    start = 0
+    for s in range(n_sents):
+        end = sent_ends[s]
+        m, r = subsample(ids, start, end, keep_prob, r, sen, sen_pos)
+        start = end
+        for i in range(m):
+            alpha = np.float32(alpha0 + slope * sen_pos[i])
+            r = lcg_next(r)
+            b = np.int64(r >> np.uint64(16)) % window
+            lo = max(0, i - window + b)
+            hi = min(m, i + window - b + 1)
+            if hi - lo < 2:
+                continue
+            h[:] = 0.0
+            for j in range(lo, hi):
+                if j != i:
+                    c = syn0[sen[j]]
+                    for d in range(dim):
+                        h[d] += c[d]
+            if cbow_mean:
+                inv = np.float32(1.0) / np.float32(hi - lo - 1)
+                for d in range(dim):
+                    h[d] *= inv
+            grad_h[:] = 0.0
+            loss += hs_step(h, sen[i], syn1, path_offsets, path_nodes, path_codes,
+                            alpha, grad_h)
+            for j in range(lo, hi):
+                if j != i:
+                    c = syn0[sen[j]]
+                    for d in range(dim):
+                        c[d] += grad_h[d]
+            n_examples += 1
+    rng[0] = r
+    return loss, n_examples

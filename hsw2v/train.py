@@ -1,0 +1,255 @@
+"""Training orchestration: vocabulary, tree, weights, and threads running the kernels.
+
+The main thread streams the corpus in byte blocks, encodes each block to word ids
+(a nogil kernel) and queues it; worker threads run the SGD kernel on queued
+blocks, Hogwild-style. Each block carries its slice of the linear learning-rate
+schedule, so the schedule does not depend on which thread trains which block.
+"""
+from __future__ import annotations
+
+import math
+import os
+import queue
+import threading
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from .corpus import count_words, iter_blocks, rereadable
+from .errors import HSW2VError
+from .model import Model
+from .tree import huffman
+from .vocab import Vocab
+
+
+@dataclass
+class TrainSettings:
+    """Hyper-parameters of a training run (word2vec.c / gensim defaults)."""
+
+    arch: str = "cbow"
+    dim: int = 100
+    window: int = 5
+    min_count: int = 5
+    max_vocab: int | None = None
+    sample: float = 1e-3
+    alpha: float | None = None  # 0.05 for CBOW, 0.025 for skip-gram
+    min_alpha: float = 1e-4
+    epochs: int = 5
+    threads: int | None = None  # all available cores
+    seed: int = 1
+    cbow_mean: bool = True
+
+    def resolved(self) -> TrainSettings:
+        """A copy with defaults filled in and every value checked."""
+        s = TrainSettings(**asdict(self))
+        if s.arch not in ("cbow", "skipgram"):
+            raise HSW2VError(f"--arch must be cbow or skipgram, got {s.arch!r}")
+        if s.alpha is None:
+            s.alpha = 0.05 if s.arch == "cbow" else 0.025
+        if s.threads is None:
+            s.threads = available_cores()
+        checks = [
+            (s.dim >= 1, f"--dim must be at least 1, got {s.dim}"),
+            (s.window >= 1, f"--window must be at least 1, got {s.window}"),
+            (s.min_count >= 1, f"--min-count must be at least 1, got {s.min_count}"),
+            (s.max_vocab is None or s.max_vocab >= 2, "--max-vocab must be at least 2"),
+            (s.sample >= 0, f"--sample must be ≥ 0, got {s.sample}"),
+            (s.alpha > 0 and math.isfinite(s.alpha), f"--alpha must be positive, got {s.alpha}"),
+            (0 <= s.min_alpha <= s.alpha, "--min-alpha must lie between 0 and --alpha"),
+            (s.epochs >= 1, f"--epochs must be at least 1, got {s.epochs}"),
+            (s.threads >= 1, f"--threads must be at least 1, got {s.threads}"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise HSW2VError(message)
+        return s
+
+
+def available_cores() -> int:
+    """Cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def build_vocab(corpus: str, min_count: int = 5, max_vocab: int | None = None,
+                progress: bool = False) -> tuple[Vocab, int]:
+    """Count the corpus in one pass; return the pruned vocabulary and the token count."""
+    counts, tokens = count_words(corpus, progress=progress)
+    if tokens == 0:
+        raise HSW2VError(f"{corpus}: the corpus is empty (no words)")
+    vocab = Vocab.from_counts(counts, min_count, max_vocab)
+    check_vocab(vocab, min_count, corpus)
+    return vocab, tokens
+
+
+def check_vocab(vocab: Vocab, min_count: int, corpus: str) -> None:
+    """A tree needs two words: say which setting to change when there are fewer."""
+    if len(vocab) == 0:
+        raise HSW2VError(f"{corpus}: no word occurs at least {min_count} times; lower --min-count")
+    if len(vocab) == 1:
+        raise HSW2VError(
+            f"{corpus}: only one word ({vocab.words[0]!r}) occurs at least {min_count} times; "
+            "hierarchical softmax needs two; lower --min-count"
+        )
+
+
+def keep_probabilities(counts: np.ndarray, sample: float) -> np.ndarray:
+    """word2vec.c's subsampling: P(keep) = (sqrt(c / (s·N)) + 1) · s·N / c, capped at 1."""
+    counts = counts.astype(np.float64)
+    if sample <= 0:
+        return np.ones(len(counts), dtype=np.float32)
+    threshold = sample * counts.sum()
+    keep = (np.sqrt(counts / threshold) + 1.0) * threshold / counts
+    return np.minimum(keep, 1.0).astype(np.float32)
+
+
+class WordTable:
+    """The vocabulary as a hash table that the encoding kernel reads."""
+
+    def __init__(self, words: list[str]):
+        from .kernels import build_table
+
+        encoded = [w.encode("utf-8") for w in words]
+        self.word_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(w) for w in encoded], out=self.word_offsets[1:])
+        self.word_bytes = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+        size = 1 << max(4, (2 * len(encoded)).bit_length())
+        self.table = np.full(size, -1, dtype=np.int32)
+        build_table(self.word_bytes, self.word_offsets, self.table)
+
+    def encode(self, block: bytes) -> tuple[np.ndarray, np.ndarray]:
+        """Word ids of a block and the ends of its sentences."""
+        from .kernels import encode_block
+
+        buf = np.frombuffer(block, dtype=np.uint8)
+        cap = len(buf) // 2 + 2
+        ids = np.empty(cap, dtype=np.int32)
+        ends = np.empty(cap, dtype=np.int64)
+        n_ids, n_sents = encode_block(buf, self.table, self.word_bytes, self.word_offsets, ids, ends)
+        return ids[:n_ids].copy(), ends[:n_sents].copy()
+
+
+def train(corpus: str, *, vocab: Vocab | None = None, progress: bool = True,
+          **settings) -> Model:
+    """Train word vectors on ``corpus`` (a path, .gz/.bz2, or ``-`` for stdin).
+
+    Keyword settings are those of :class:`TrainSettings`. ``vocab`` skips counting.
+    Returns the :class:`Model`; its ``settings`` hold the per-epoch mean loss.
+    """
+    s = TrainSettings(**settings).resolved()
+    with rereadable(corpus) as path:
+        if vocab is None:
+            vocab, _ = build_vocab(path, s.min_count, s.max_vocab, progress)
+        else:
+            vocab = vocab.pruned(s.min_count, s.max_vocab)
+            check_vocab(vocab, s.min_count, corpus)
+        tree = huffman(vocab.counts)
+        rng = np.random.default_rng(s.seed)
+        vectors = ((rng.random((len(vocab), s.dim), dtype=np.float32) - 0.5) / s.dim)
+        node_vectors = np.zeros((len(vocab) - 1, s.dim), dtype=np.float32)
+        model = Model(vocab, tree, vectors, node_vectors, {})
+        losses = _run_epochs(path, model, s, progress)
+    model.settings = {**asdict(s), "tree": tree.kind, "epoch_loss": losses}
+    return model
+
+
+def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool) -> list[float]:
+    """Stream the corpus ``s.epochs`` times through the worker threads."""
+    from tqdm import tqdm
+
+    from . import kernels
+
+    vocab, tree = model.vocab, model.tree
+    table = WordTable(vocab.words)
+    keep = keep_probabilities(vocab.counts, s.sample)
+    planned = s.epochs * vocab.total
+    loss_sum = [0.0] * s.epochs
+    examples = [0] * s.epochs
+    done = [0]
+    lock = threading.Lock()
+    jobs: queue.Queue = queue.Queue(maxsize=2 * s.threads)
+    failures: list[BaseException] = []
+
+    def alpha_at(words: int) -> float:
+        return max(s.min_alpha, s.alpha - (s.alpha - s.min_alpha) * words / planned)
+
+    def worker(seed: int) -> None:
+        cap = (1 << 20) // 2 + 2
+        sen = np.empty(cap, dtype=np.int32)
+        sen_pos = np.empty(cap, dtype=np.int64)
+        h = np.empty(s.dim, dtype=np.float32)
+        grad_h = np.empty(s.dim, dtype=np.float32)
+        rng = np.array([seed], dtype=np.uint64)
+        while True:
+            job = jobs.get()
+            if job is None:
+                return
+            if failures:
+                continue
+            epoch, ids, ends, a0, a1 = job
+            if len(ids) > len(sen):
+                sen = np.empty(len(ids), dtype=np.int32)
+                sen_pos = np.empty(len(ids), dtype=np.int64)
+            try:
+                common = (ids, ends, len(ends), model.vectors, model.node_vectors,
+                          tree.path_offsets, tree.path_nodes, tree.path_codes, keep,
+                          s.window, a0, a1)
+                if s.arch == "skipgram":
+                    loss, n = kernels.train_skipgram(*common, rng, sen, sen_pos, grad_h)
+                else:
+                    loss, n = kernels.train_cbow(*common, s.cbow_mean, rng, sen, sen_pos, h, grad_h)
+            except BaseException as e:  # surfaced by the main thread
+                failures.append(e)
+                continue
+            with lock:
+                loss_sum[epoch] += loss
+                examples[epoch] += n
+                done[0] += len(ids)
+
+    threads = [threading.Thread(target=worker, args=(s.seed * 7919 + 17 * (t + 1),), daemon=True)
+               for t in range(s.threads)]
+    for t in threads:
+        t.start()
+    bar = tqdm(total=planned, unit="word", unit_scale=True, disable=not progress,
+               desc="train", smoothing=0.1)
+    shown = 0
+    dispatched = 0
+    try:
+        for epoch in range(s.epochs):
+            if failures:
+                break
+            for block in iter_blocks(path):
+                ids, ends = table.encode(block)
+                if len(ids) == 0:
+                    continue
+                a0, a1 = alpha_at(dispatched), alpha_at(dispatched + len(ids))
+                dispatched += len(ids)
+                jobs.put((epoch, ids, ends, a0, a1))
+                if failures:
+                    break
+                shown = _refresh(bar, shown, done, loss_sum, examples, epoch, alpha_at, lock)
+    finally:
+        for _ in threads:
+            jobs.put(None)
+        for t in threads:
+            t.join()
+    if failures:
+        raise failures[0]
+    _refresh(bar, shown, done, loss_sum, examples, s.epochs - 1, alpha_at, lock)
+    bar.close()
+    return [loss_sum[e] / max(examples[e], 1) for e in range(s.epochs)]
+
+
+def _refresh(bar, shown, done, loss_sum, examples, epoch, alpha_at, lock) -> int:
+    """Advance the bar to the words trained so far; show alpha and this epoch's loss."""
+    with lock:
+        now = done[0]
+    alpha = alpha_at(now)
+    with lock:
+        loss = loss_sum[epoch] / examples[epoch] if examples[epoch] else float("nan")
+    if now > shown:
+        bar.set_postfix(epoch=epoch + 1, alpha=f"{alpha:.5f}", loss=f"{loss:.4f}", refresh=False)
+        bar.update(now - shown)
+    return now

@@ -1,0 +1,134 @@
+"""Binary trees over the vocabulary for hierarchical softmax.
+
+A tree over V words has V leaves (node ids ``0..V-1``, the word indices) and V-1
+inner nodes (node ids ``V..2V-2``; inner node ``a`` has id ``V + a`` and owns row
+``a`` of the inner-node vectors). ``children[a] = (c0, c1)``: taking child ``c0``
+is code 0, which has probability σ(h·u_a); ``c1`` is code 1, σ(-h·u_a). These are
+word2vec.c's conventions, and each word's codes and points are listed root first.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import HSW2VError
+
+
+class Tree:
+    """A full binary tree, with each word's root-first path in CSR form.
+
+    ``path_nodes[path_offsets[w]:path_offsets[w+1]]`` are the inner nodes (rows of
+    the inner-node vectors) from the root to word ``w``; ``path_codes`` the branches.
+    """
+
+    def __init__(self, children: np.ndarray, kind: str = "huffman"):
+        children = np.ascontiguousarray(children, dtype=np.int32)
+        n_words = children.shape[0] + 1
+        if children.ndim != 2 or children.shape[1] != 2 or n_words < 2:
+            raise HSW2VError("tree: children must have shape (V-1, 2) with V ≥ 2")
+        self.children = children
+        self.kind = kind
+        self.n_words = n_words
+        self.root, self.path_offsets, self.path_nodes, self.path_codes = _paths(children)
+
+    def __len__(self) -> int:
+        return self.n_words
+
+    def path(self, word: int) -> tuple[np.ndarray, np.ndarray]:
+        """(inner nodes, codes) from the root to ``word``."""
+        lo, hi = self.path_offsets[word], self.path_offsets[word + 1]
+        return self.path_nodes[lo:hi], self.path_codes[lo:hi]
+
+    @property
+    def depths(self) -> np.ndarray:
+        """Path length of each word."""
+        return np.diff(self.path_offsets).astype(np.int64)
+
+
+def huffman(counts: np.ndarray) -> Tree:
+    """Huffman tree from counts sorted in descending order, in O(V) (two queues).
+
+    As in word2vec.c, each merge takes the two smallest of the leaves and the inner
+    nodes made so far (the inner node wins a tie); the smaller gets code 0, and the
+    root is the last inner node. There is no depth limit.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    n = len(counts)
+    if n < 2:
+        raise HSW2VError("need at least 2 distinct words to build a tree")
+    if np.any(counts[:-1] < counts[1:]):
+        raise HSW2VError("huffman: counts must be sorted in descending order")
+    leaf_count = counts.tolist()
+    inner_count = [0] * (n - 1)
+    children = np.empty((n - 1, 2), dtype=np.int32)
+    leaf = n - 1  # next (smallest) unused leaf
+    inner = 0  # next unused inner node
+    for a in range(n - 1):
+        pair = []
+        for _ in range(2):
+            if leaf >= 0 and (inner >= a or leaf_count[leaf] < inner_count[inner]):
+                pair.append((leaf, leaf_count[leaf]))
+                leaf -= 1
+            else:
+                pair.append((n + inner, inner_count[inner]))
+                inner += 1
+        children[a] = (pair[0][0], pair[1][0])
+        inner_count[a] = pair[0][1] + pair[1][1]
+    return Tree(children, "huffman")
+
+
+def _paths(children: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+    """Root, and every word's root-first path, from the children table."""
+    n = children.shape[0] + 1
+    flat = children.ravel()
+    if flat.min() < 0 or flat.max() > 2 * n - 2:
+        raise HSW2VError("tree: child id out of range")
+    parent = np.full(2 * n - 1, -1, dtype=np.int64)
+    code = np.zeros(2 * n - 1, dtype=np.uint8)
+    inner_ids = np.arange(n - 1, dtype=np.int64)
+    parent[children[:, 0]] = inner_ids
+    parent[children[:, 1]] = inner_ids
+    code[children[:, 1]] = 1
+    hits = np.bincount(flat, minlength=2 * n - 1)
+    roots = np.flatnonzero(parent[n:] < 0)
+    if np.any(hits > 1) or hits.sum() != 2 * n - 2 or len(roots) != 1:
+        raise HSW2VError("tree: not a full binary tree (a node has two parents or none)")
+    root = int(roots[0])
+    # Depths top-down, in breadth-first order from the root.
+    depth = np.full(2 * n - 1, -1, dtype=np.int64)
+    depth[n + root] = 0
+    order = _top_down_order(children, root, n)
+    for node in order[1:]:
+        depth[node] = depth[n + parent[node]] + 1
+    word_depth = depth[:n]
+    if np.any(word_depth < 1):
+        raise HSW2VError("tree: a word is not reachable from the root")
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(word_depth, out=offsets[1:])
+    nodes = np.empty(offsets[-1], dtype=np.int32)
+    codes = np.empty(offsets[-1], dtype=np.uint8)
+    # Fill paths from the leaf upwards, all words at once, one level per step.
+    cur = np.arange(n, dtype=np.int64)
+    pos = offsets[1:] - 1
+    active = np.arange(n)
+    while len(active):
+        p = parent[cur[active]]
+        nodes[pos[active]] = p
+        codes[pos[active]] = code[cur[active]]
+        cur[active] = n + p
+        pos[active] -= 1
+        active = active[pos[active] >= offsets[:-1][active]]
+    return root, offsets, nodes, codes
+
+
+def _top_down_order(children: np.ndarray, root: int, n: int) -> list[int]:
+    """Node ids in breadth-first order from the root."""
+    order = [n + root]
+    i = 0
+    while i < len(order):
+        node = order[i]
+        if node >= n:
+            order.extend(children[node - n].tolist())
+        i += 1
+    if len(order) != 2 * n - 1:
+        raise HSW2VError("tree: not every node is reachable from the root")
+    return order
