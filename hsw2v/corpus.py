@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import itertools
 import os
 import shutil
 import sys
@@ -111,8 +112,10 @@ def count_words(path: str, progress: bool = False) -> tuple[Counter, int]:
 
     counts: Counter = Counter()
     tokens = 0
+    blocks = iter_blocks(path)
+    first = next(blocks, None)  # open errors come before the bar is drawn
     with tqdm(unit="word", unit_scale=True, disable=not progress, desc="vocab") as bar:
-        for block in iter_blocks(path):
+        for block in itertools.chain([first] if first is not None else [], blocks):
             words = block.split()
             tokens += len(words)
             counts.update(words)

@@ -1,0 +1,40 @@
+"""hsw2v: word2vec-style embeddings trained with hierarchical softmax.
+
+>>> import hsw2v
+>>> model = hsw2v.train("data/enwiki-1m.txt.gz", arch="skipgram", epochs=1)
+>>> model.most_similar("three")
+>>> model.save_vectors("vectors.txt")
+>>> model.save("model.npz"); model = hsw2v.load_model("model.npz")
+
+Names load lazily, so importing the package (and ``hsw2v --help``) stays fast.
+"""
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "train": "trainer",
+    "TrainSettings": "trainer",
+    "build_vocab": "trainer",
+    "Model": "model",
+    "load_model": "model",
+    "Vocab": "vocab",
+    "Tree": "tree",
+    "huffman": "tree",
+    "Vectors": "vectors",
+    "read_vectors": "formats",
+    "write_vectors": "formats",
+    "evaluate_analogies": "evaluate",
+    "evaluate_word_pairs": "evaluate",
+    "HSW2VError": "errors",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module 'hsw2v' has no attribute {name!r}")

@@ -1,0 +1,220 @@
+"""Command line: a thin layer over the Python API (``hsw2v --help``).
+
+Only click is imported at start-up; numba and numpy load inside the commands
+that need them, so ``--help`` stays fast.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import click
+
+from .errors import HSW2VError
+
+_DATA_HELP = "Plain, .gz or .bz2 UTF-8 text, or - for stdin."
+
+
+class _OneLineErrors(click.Group):
+    """A group whose errors are one line on stderr and a non-zero exit, never a traceback."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except HSW2VError as e:
+            _fail(str(e), 1)
+        except click.exceptions.NoArgsIsHelpError as e:
+            e.show()
+            sys.exit(2)
+        except click.exceptions.Abort:
+            _fail("interrupted", 130)
+        except click.ClickException as e:
+            _fail(e.format_message().replace("\n", " "), e.exit_code)
+        except KeyboardInterrupt:
+            _fail("interrupted", 130)
+        except MemoryError:
+            _fail("out of memory", 1)
+        except OSError as e:
+            where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+            _fail(f"{where}{e.strerror or e}", 1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+@click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="hsw2v")
+def cli() -> None:
+    """Train and use word vectors with hierarchical softmax."""
+
+
+def main() -> None:
+    """Console entry point."""
+    cli.main(prog_name="hsw2v")
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo(f"hsw2v: error: {message}", err=True)
+    sys.exit(code)
+
+
+@cli.command()
+@click.argument("corpus")
+@click.option("-o", "--output", help="Write 'word count' lines here (default: stdout).")
+@click.option("--min-count", default=5, show_default=True, help="Drop words rarer than this.")
+@click.option("--max-vocab", type=int, help="Keep at most this many most frequent words.")
+@click.option("--quiet", is_flag=True, help="No progress bar or summary.")
+def vocab(corpus: str, output: str | None, min_count: int, max_vocab: int | None, quiet: bool) -> None:
+    """Count the words of CORPUS in one pass and list them, most frequent first.
+
+    The output is word2vec.c's -save-vocab format, which `hsw2v train --read-vocab`
+    reads. CORPUS: plain, .gz or .bz2 UTF-8 text, or - for stdin.
+    """
+    from .corpus import count_words
+    from .formats import check_writable
+    from .vocab import Vocab
+
+    if min_count < 1:
+        raise HSW2VError(f"--min-count must be at least 1, got {min_count}")
+    if max_vocab is not None and max_vocab < 1:
+        raise HSW2VError(f"--max-vocab must be at least 1, got {max_vocab}")
+    if output:
+        check_writable(output)
+    counts, tokens = count_words(corpus, progress=not quiet)
+    if tokens == 0:
+        raise HSW2VError(f"{corpus}: the corpus is empty (no words)")
+    kept = Vocab.from_counts(counts, min_count, max_vocab)
+    if output:
+        kept.save(output)
+    else:
+        out = click.get_text_stream("stdout")
+        for w, c in zip(kept.words, kept.counts.tolist()):
+            out.write(f"{w} {c}\n")
+    if not quiet:
+        click.echo(
+            f"{tokens} tokens, {len(counts)} types; {len(kept)} types kept "
+            f"(min-count {min_count}) covering {kept.total} tokens",
+            err=True,
+        )
+
+
+@cli.command()
+@click.argument("corpus")
+@click.option("-o", "--output", help="Write the word vectors here (word2vec format).")
+@click.option("--binary", is_flag=True, help="Write word2vec binary instead of text.")
+@click.option("--save-model", help="Also write the full model (.npz; loads without pickle).")
+@click.option("--arch", type=click.Choice(["cbow", "skipgram"]), default="cbow", show_default=True,
+              help="CBOW predicts a word from its context; skip-gram, from each context word.")
+@click.option("--cbow-mean/--cbow-sum", default=True, show_default=True,
+              help="CBOW context vector: mean or sum of the context word vectors.")
+@click.option("--dim", default=100, show_default=True, help="Vector dimension.")
+@click.option("--window", default=5, show_default=True,
+              help="Maximum context distance; each position draws a width in 1..window.")
+@click.option("--min-count", default=5, show_default=True, help="Drop words rarer than this.")
+@click.option("--max-vocab", type=int, help="Keep only the N most frequent words.")
+@click.option("--sample", default=1e-3, show_default=True,
+              help="Subsampling threshold for frequent words (0 disables).")
+@click.option("--alpha", type=float, help="Starting learning rate [0.05 CBOW, 0.025 skip-gram].")
+@click.option("--min-alpha", default=1e-4, show_default=True,
+              help="Learning rate at the end; it falls linearly over all epochs.")
+@click.option("--epochs", default=5, show_default=True, help="Passes over the corpus.")
+@click.option("--threads", type=int, help="Worker threads [all cores].")
+@click.option("--seed", default=1, show_default=True, help="Random seed.")
+@click.option("--read-vocab", help="Use this 'word count' file instead of counting the corpus.")
+@click.option("--quiet", is_flag=True, help="No progress bar or summary.")
+def train(corpus: str, output: str | None, binary: bool, save_model: str | None,
+          read_vocab: str | None, quiet: bool, **settings) -> None:
+    """Train word vectors on CORPUS with hierarchical softmax.
+
+    CORPUS: plain, .gz or .bz2 UTF-8 text, or - for stdin. Words are split on
+    whitespace; a newline ends a sentence.
+    """
+    from .formats import check_writable
+    from .trainer import TrainSettings, train as run
+    from .vocab import Vocab
+
+    if not output and not save_model:
+        raise HSW2VError("give -o/--output for the vectors, --save-model, or both")
+    TrainSettings(**settings).resolved()  # fail on bad options before reading anything
+    for path in (output, save_model):
+        if path:
+            check_writable(path)
+    start = time.perf_counter()
+    loaded = Vocab.load(read_vocab) if read_vocab else None
+    model = run(corpus, vocab=loaded, progress=not quiet, **settings)
+    seconds = time.perf_counter() - start
+    if output:
+        model.save_vectors(output, binary=binary)
+    if save_model:
+        model.save(save_model)
+    if not quiet:
+        losses = ", ".join(f"{x:.4f}" for x in model.settings["epoch_loss"])
+        click.echo(
+            f"{len(model.vocab)} words x {model.dim} dims in {seconds:.1f} s; "
+            f"mean -log P per epoch: {losses}",
+            err=True,
+        )
+
+
+@cli.command()
+@click.argument("words", nargs=-1, required=True)
+@click.option("--vectors", "vectors_path", required=True,
+              help="word2vec text or binary file, or an hsw2v model (.npz).")
+@click.option("-n", "topn", default=10, show_default=True, help="How many neighbours.")
+@click.option("--negative", multiple=True,
+              help="Subtract this word (repeat for more): king --negative man woman.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of {word, similarity}.")
+def similar(words: tuple[str, ...], vectors_path: str, topn: int, negative: tuple[str, ...],
+            as_json: bool) -> None:
+    """Print the cosine nearest neighbours of WORDS (summed), minus --negative words.
+
+    With positive and negative words this answers analogies, as gensim's
+    most_similar does: similar king woman --negative man.
+    """
+    from .formats import read_vectors
+
+    if topn <= 0:
+        raise HSW2VError(f"-n must be positive, got {topn}")
+    vectors = read_vectors(vectors_path)
+    result = vectors.most_similar(list(words), list(negative), topn)
+    if as_json:
+        click.echo(json.dumps([{"word": w, "similarity": s} for w, s in result]))
+    else:
+        for w, s in result:
+            click.echo(f"{w}\t{s:.4f}")
+
+
+@cli.command()
+@click.argument("vectors_path", metavar="VECTORS_OR_MODEL")
+@click.option("--analogies", help="Analogy questions (questions-words.txt format).")
+@click.option("--pairs", multiple=True, help="Word-pair file 'w1 w2 score' (repeatable).")
+@click.option("--restrict", default=30000, show_default=True,
+              help="Analogies: search only the N most frequent words.")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+def evaluate(vectors_path: str, analogies: str | None, pairs: tuple[str, ...], restrict: int,
+             as_json: bool) -> None:
+    """Score vectors on analogies (3CosAdd) and word-pair similarity (Spearman)."""
+    from .evaluate import evaluate_analogies, evaluate_word_pairs
+    from .formats import read_vectors
+
+    if not analogies and not pairs:
+        raise HSW2VError("give --analogies FILE and/or --pairs FILE")
+    if restrict <= 0:
+        raise HSW2VError(f"--restrict must be positive, got {restrict}")
+    vectors = read_vectors(vectors_path)
+    report: dict = {}
+    if analogies:
+        report["analogies"] = evaluate_analogies(vectors, analogies, restrict=restrict)
+    report["pairs"] = {p: evaluate_word_pairs(vectors, p) for p in pairs}
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        return
+    if analogies:
+        a = report["analogies"]
+        for sec in a["sections"]:
+            click.echo(f"{sec['section']:<32} {sec['correct']:>6}/{sec['correct'] + sec['incorrect']:<6}"
+                       f" {100 * sec['accuracy']:6.2f}%  ({sec['oov']} OOV)")
+        click.echo(f"{'analogy total':<32} {a['correct']:>6}/{a['correct'] + a['incorrect']:<6}"
+                   f" {100 * a['accuracy']:6.2f}%  ({a['oov']} OOV)")
+    for p, r in report["pairs"].items():
+        click.echo(f"{p}: spearman {r['spearman']:.4f}, pearson {r['pearson']:.4f}, "
+                   f"{r['pairs']} pairs, OOV {100 * r['oov_rate']:.1f}%")
