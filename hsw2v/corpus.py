@@ -15,6 +15,7 @@ import os
 import shutil
 import sys
 import tempfile
+import zlib
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -64,7 +65,7 @@ def iter_blocks(path: str, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
         while True:
             try:
                 data = f.read(block_bytes)
-            except (OSError, EOFError, ValueError) as e:  # corrupt .gz/.bz2
+            except (OSError, EOFError, ValueError, zlib.error) as e:  # corrupt .gz/.bz2
                 raise HSW2VError(f"{path}: cannot read: {e}") from None
             if not data:
                 break

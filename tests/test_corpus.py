@@ -1,0 +1,106 @@
+import bz2
+import gzip
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from hsw2v.corpus import count_words, iter_blocks
+from hsw2v.errors import HSW2VError
+from hsw2v.trainer import WordTable
+
+WHITESPACE = [" ", "\t", "\n", "\r", "\x0b", "\x0c", "  "]
+
+
+def random_text(rng, n_words):
+    vocab = ["a", "bb", "ccc", "dé", "éé", "日本", "x" * 30]
+    parts = []
+    for _ in range(n_words):
+        parts.append(vocab[rng.integers(len(vocab))])
+        parts.append(WHITESPACE[rng.integers(len(WHITESPACE))])
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("block", [1, 7, 64, 1 << 20])
+def test_blocks_keep_every_word(tmp_path, block):
+    text = random_text(np.random.default_rng(block), 3000)
+    path = tmp_path / "c.txt"
+    path.write_bytes(text.encode())
+    blocks = list(iter_blocks(str(path), block_bytes=block))
+    assert b"".join(blocks) == text.encode()
+    for b in blocks[:-1]:
+        assert b[-1:].isspace()
+    counts, tokens = count_words(str(path))
+    assert tokens == len(text.split())
+    assert counts == Counter(w.encode() for w in text.split())
+
+
+def test_long_line_is_streamed(tmp_path, monkeypatch):
+    words = [f"w{i % 97}" for i in range(200_000)]
+    path = tmp_path / "line.txt"
+    path.write_text(" ".join(words))  # one line, no newline
+    sizes = [len(b) for b in iter_blocks(str(path), block_bytes=4096)]
+    assert max(sizes) < 4096 + 10
+    counts, tokens = count_words(str(path))
+    assert tokens == 200_000 and sum(counts.values()) == 200_000
+
+
+def test_compressed(tmp_path):
+    text = "the cat sat\non the mat\n" * 50
+    gz, bz = tmp_path / "c.txt.gz", tmp_path / "c.txt.bz2"
+    gz.write_bytes(gzip.compress(text.encode()))
+    bz.write_bytes(bz2.compress(text.encode()))
+    for p in (gz, bz):
+        counts, tokens = count_words(str(p))
+        assert tokens == 300 and counts[b"the"] == 100
+
+
+@pytest.mark.parametrize(
+    "payload, message",
+    [
+        (b"good words \xff\xfe bad", "invalid UTF-8 at byte 11"),
+        (b"abc \x00\x01\x02 def", "NUL byte"),
+        (bytes(range(256)) * 4, "NUL byte"),
+    ],
+)
+def test_rejects_binary_and_invalid_utf8(tmp_path, payload, message):
+    path = tmp_path / "bad.txt"
+    path.write_bytes(payload)
+    with pytest.raises(HSW2VError, match=message):
+        count_words(str(path))
+
+
+def test_corrupt_gzip(tmp_path):
+    path = tmp_path / "bad.txt.gz"
+    path.write_bytes(b"\x1f\x8b\x08\x00garbage-not-deflate" * 10)
+    with pytest.raises(HSW2VError, match="cannot read"):
+        count_words(str(path))
+
+
+def test_missing_file():
+    with pytest.raises(HSW2VError, match="no such file"):
+        count_words("/nonexistent/corpus.txt")
+
+
+def test_giant_token_is_rejected(tmp_path):
+    path = tmp_path / "giant.txt"
+    path.write_bytes(b"a" * 200_000)
+    with pytest.raises(HSW2VError, match="without whitespace"):
+        count_words(str(path))
+
+
+def test_encode_matches_python_split():
+    rng = np.random.default_rng(3)
+    text = random_text(rng, 5000).encode()
+    words = ["a", "ccc", "日本", "éé"]
+    table = WordTable(words)
+    ids, ends = table.encode(text)
+    index = {w: i for i, w in enumerate(words)}
+    expected, expected_ends = [], []
+    for line in text.decode().split("\n"):
+        sent = [index[w] for w in line.split() if w in index]
+        if sent:
+            expected.extend(sent)
+            expected_ends.append(len(expected))
+    assert ids.tolist() == expected
+    assert ends.tolist() == expected_ends

@@ -1,0 +1,154 @@
+import numpy as np
+import pytest
+
+from hsw2v import kernels
+from hsw2v.trainer import keep_probabilities
+from hsw2v.tree import huffman
+
+
+def log_prob(h, word, tree, syn1):
+    """log P(word | h) as the product of branch probabilities, in float64."""
+    nodes, codes = tree.path(word)
+    x = syn1[nodes].astype(np.float64) @ h.astype(np.float64)
+    sign = 1.0 - 2.0 * codes
+    return float(np.sum(-np.logaddexp(0.0, -sign * x)))
+
+
+@pytest.fixture
+def setup():
+    rng = np.random.default_rng(0)
+    counts = np.sort(rng.integers(1, 100, size=12))[::-1].astype(np.int64)
+    tree = huffman(counts)
+    syn1 = rng.normal(0, 0.5, size=(11, 8)).astype(np.float32)
+    h = rng.normal(0, 0.5, size=8).astype(np.float32)
+    return tree, syn1, h
+
+
+def test_hs_step_matches_numpy_gradient(setup):
+    tree, syn1, h = setup
+    alpha = np.float32(0.1)
+    for word in range(len(tree)):
+        u = syn1.copy()
+        grad_h = np.zeros_like(h)
+        loss = kernels.hs_step(h, word, u, tree.path_offsets, tree.path_nodes, tree.path_codes,
+                               alpha, grad_h)
+        assert loss == pytest.approx(-log_prob(h, word, tree, syn1), rel=1e-5)
+        # Reference: d log P / d u_n = (1 - code - σ(h·u_n)) h, and d/dh = Σ (…) u_n.
+        nodes, codes = tree.path(word)
+        x = syn1[nodes].astype(np.float64) @ h
+        g = alpha * (1 - codes - 1 / (1 + np.exp(-x)))
+        expect_u = syn1.astype(np.float64).copy()
+        expect_u[nodes] += g[:, None] * h[None, :]
+        expect_h = (g[:, None] * syn1[nodes]).sum(axis=0)
+        np.testing.assert_allclose(u, expect_u, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(grad_h, expect_h, rtol=1e-5, atol=1e-6)
+        untouched = np.setdiff1d(np.arange(len(syn1)), nodes)
+        assert np.array_equal(u[untouched], syn1[untouched])
+
+
+def test_hs_step_gradient_is_ascent_direction(setup):
+    """Finite differences of log P agree with the analytic gradient step."""
+    tree, syn1, h = setup
+    word, eps = 5, 1e-3
+    grad_h = np.zeros_like(h)
+    u = syn1.copy()
+    kernels.hs_step(h, word, u, tree.path_offsets, tree.path_nodes, tree.path_codes,
+                    np.float32(1.0), grad_h)
+    numeric = np.zeros(len(h))
+    for d in range(len(h)):
+        hp, hm = h.astype(np.float64).copy(), h.astype(np.float64).copy()
+        hp[d] += eps
+        hm[d] -= eps
+        numeric[d] = (log_prob(hp, word, tree, syn1) - log_prob(hm, word, tree, syn1)) / (2 * eps)
+    np.testing.assert_allclose(grad_h, numeric, rtol=1e-3, atol=1e-5)
+
+
+def test_probabilities_sum_to_one(setup):
+    tree, syn1, h = setup
+    total = sum(np.exp(log_prob(h, w, tree, syn1)) for w in range(len(tree)))
+    assert total == pytest.approx(1.0, abs=1e-9)
+
+
+def block_inputs(rng, n_words, vocab_size, sentence_len):
+    ids = rng.integers(0, vocab_size, size=n_words).astype(np.int32)
+    ends = np.arange(sentence_len, n_words + sentence_len, sentence_len, dtype=np.int64)
+    ends[-1] = n_words
+    return ids, ends
+
+
+@pytest.mark.parametrize("arch", ["skipgram", "cbow"])
+def test_reported_loss_is_mean_neg_log_prob(arch):
+    """With alpha 0 nothing moves, so the kernel's loss must equal a direct sum."""
+    rng = np.random.default_rng(1)
+    V, D = 9, 6
+    counts = np.sort(rng.integers(5, 50, size=V))[::-1].astype(np.int64)
+    tree = huffman(counts)
+    syn0 = rng.normal(0, 0.5, (V, D)).astype(np.float32)
+    syn1 = rng.normal(0, 0.5, (V - 1, D)).astype(np.float32)
+    ids, ends = block_inputs(rng, 60, V, 7)
+    keep = np.ones(V, dtype=np.float32)
+    window = 1  # the shrink draw is always 0, so every window is known
+    sen, pos = np.empty(60, np.int32), np.empty(60, np.int64)
+    h, g = np.empty(D, np.float32), np.empty(D, np.float32)
+    rng_state = np.array([5], dtype=np.uint64)
+    args = (ids, ends, len(ends), syn0, syn1, tree.path_offsets, tree.path_nodes,
+            tree.path_codes, keep, window, 0.0, 0.0)
+    if arch == "skipgram":
+        loss, n = kernels.train_skipgram(*args, rng_state, sen, pos, g)
+    else:
+        loss, n = kernels.train_cbow(*args, True, rng_state, sen, pos, h, g)
+    expect, count, start = 0.0, 0, 0
+    for end in ends:
+        s = ids[start:end]
+        start = end
+        for i in range(len(s)):
+            ctx = [s[j] for j in (i - 1, i + 1) if 0 <= j < len(s)]
+            if arch == "skipgram":
+                for c in ctx:
+                    expect -= log_prob(syn0[c], s[i], tree, syn1)
+                    count += 1
+            elif ctx:
+                expect -= log_prob(syn0[ctx].mean(axis=0), s[i], tree, syn1)
+                count += 1
+    assert n == count
+    assert loss == pytest.approx(expect, rel=1e-4)
+
+
+def test_training_lowers_loss():
+    rng = np.random.default_rng(2)
+    V, D = 20, 10
+    tree = huffman(np.arange(V, 0, -1) * 10)
+    syn0 = ((rng.random((V, D)) - 0.5) / D).astype(np.float32)
+    syn1 = np.zeros((V - 1, D), np.float32)
+    # a deterministic successor structure: word k is followed by k+1
+    ids = (np.arange(4000) % V).astype(np.int32)
+    ends = np.array([4000], dtype=np.int64)
+    keep = np.ones(V, dtype=np.float32)
+    sen, pos = np.empty(4000, np.int32), np.empty(4000, np.int64)
+    h, g = np.empty(D, np.float32), np.empty(D, np.float32)
+    state = np.array([1], dtype=np.uint64)
+    def epoch(alpha):
+        loss, n = kernels.train_cbow(ids, ends, 1, syn0, syn1, tree.path_offsets, tree.path_nodes,
+                                     tree.path_codes, keep, 2, alpha, alpha, True, state, sen, pos,
+                                     h, g)
+        return loss / n
+
+    before = epoch(0.0)
+    assert before == pytest.approx(np.mean(tree.depths) * np.log(2), rel=0.05)  # zero syn1
+    for _ in range(3):
+        epoch(0.05)
+    assert epoch(0.0) < 0.5 * before
+
+
+def test_subsampling_follows_word2vec():
+    counts = np.array([1_000_000, 1000, 10], dtype=np.int64)
+    keep = keep_probabilities(counts, 1e-3)
+    t = 1e-3 * counts.sum()
+    assert keep[0] == pytest.approx((np.sqrt(counts[0] / t) + 1) * t / counts[0], rel=1e-6)
+    assert keep[1] == 1.0 and keep[2] == 1.0
+    # the kernel keeps about that fraction
+    ids = np.zeros(200_000, dtype=np.int32)
+    sen, pos = np.empty_like(ids), np.empty(len(ids), np.int64)
+    m, _ = kernels.subsample(ids, 0, len(ids), keep, np.uint64(7), sen, pos)
+    assert m / len(ids) == pytest.approx(keep[0], abs=0.01)
+    assert np.all(np.diff(pos[:m]) > 0)
