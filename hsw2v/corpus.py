@@ -115,7 +115,7 @@ def count_words(path: str, progress: bool = False) -> tuple[Counter, int]:
     tokens = 0
     blocks = iter_blocks(path)
     first = next(blocks, None)  # open errors come before the bar is drawn
-    with tqdm(unit="word", unit_scale=True, disable=not progress, desc="vocab") as bar:
+    with tqdm(unit="word", unit_scale=True, disable=not progress, desc="vocab", leave=False) as bar:
         for block in itertools.chain([first] if first is not None else [], blocks):
             words = block.split()
             tokens += len(words)

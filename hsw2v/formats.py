@@ -116,18 +116,17 @@ def read_vectors(path: str):
 
 
 def _looks_binary(body: bytes, dim: int) -> bool:
-    """True if the first row is ``word`` + raw floats rather than ``dim`` decimal numbers."""
-    space = body.find(b" ")
-    if space < 0:
-        return False
-    nl = body.find(b"\n", space)
-    first = body[space + 1: nl if nl >= 0 else len(body)]
+    """True if the first row holds raw float32 bytes rather than printable text.
+
+    ``dim`` random-looking float bytes are essentially never all printable UTF-8.
+    """
+    nl = body.find(b"\n", 0, 64 + 32 * dim)
+    first = body[: nl if nl >= 0 else 64 + 32 * dim]
     try:
-        values = first.decode("ascii").split()
-        [float(v) for v in values]
-    except (UnicodeDecodeError, ValueError):
+        text = first.decode("utf-8")
+    except UnicodeDecodeError:
         return True
-    return len(values) != dim and len(body) > space + 1 + 4 * dim and body[space + 1 + 4 * dim] == 10
+    return any(ord(ch) < 32 and ch not in "\t\r" for ch in text)
 
 
 def _parse_text(path: str, body: bytes, n: int, dim: int):

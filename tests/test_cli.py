@@ -1,0 +1,191 @@
+import gzip
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from hsw2v.cli import cli
+from hsw2v.formats import read_vectors, write_vectors
+
+
+def run(*args, input=None):
+    result = CliRunner().invoke(cli, list(args), input=input)
+    return result
+
+
+def assert_one_line_error(result, fragment):
+    assert result.exit_code != 0
+    err = result.stderr.strip()
+    assert "Traceback" not in result.output + err
+    # progress bars may come first; the error itself is the last line, alone
+    errors = [ln for ln in err.replace("\r", "\n").splitlines() if "error" in ln]
+    assert len(errors) == 1 and err.endswith(errors[0]), err
+    assert errors[0].startswith("hsw2v: error: ")
+    assert fragment in errors[0]
+
+
+def test_help_documents_every_option():
+    for cmd, command in cli.commands.items():
+        result = run(cmd, "--help")
+        assert result.exit_code == 0
+        for param in command.params:
+            for opt in getattr(param, "opts", []):
+                if opt.startswith("-"):
+                    assert opt in result.output, (cmd, opt)
+            if param.param_type_name == "option":
+                assert param.help, (cmd, param.name)
+
+
+def test_vocab_writes_save_vocab_format(tmp_path, small_corpus):
+    out = tmp_path / "vocab.txt"
+    result = run("vocab", small_corpus, "-o", str(out), "--min-count", "1")
+    assert result.exit_code == 0, result.output
+    lines = out.read_text().splitlines()
+    words = [ln.split()[0] for ln in lines]
+    counts = [int(ln.split()[1]) for ln in lines]
+    text = open(small_corpus).read().split()
+    assert counts == sorted(counts, reverse=True)
+    assert dict(zip(words, counts)) == {w: text.count(w) for w in set(text)}
+    assert f"{len(text)} tokens, {len(set(text))} types" in result.stderr
+
+
+def test_vocab_max_vocab_to_stdout(small_corpus):
+    result = run("vocab", small_corpus, "--min-count", "1", "--max-vocab", "3", "--quiet")
+    assert result.exit_code == 0
+    assert len(result.stdout.splitlines()) == 3
+
+
+def test_train_then_similar(tmp_path, planted):
+    corpus, groups = planted
+    out, model = tmp_path / "v.txt", tmp_path / "m.npz"
+    result = run("train", corpus, "-o", str(out), "--save-model", str(model), "--min-count", "1",
+                 "--dim", "16", "--epochs", "2", "--threads", "1", "--quiet")
+    assert result.exit_code == 0, result.output
+    v = read_vectors(str(out))
+    assert len(v) == sum(len(g) for g in groups) and v.dim == 16
+    result = run("similar", groups[0][0], "--vectors", str(out), "-n", "3", "--json")
+    assert result.exit_code == 0, result.output
+    hits = [d["word"] for d in json.loads(result.stdout)]
+    assert len(hits) == 3 and all(w in groups[0] for w in hits)
+    # the model file answers too
+    result = run("similar", groups[1][0], "--vectors", str(model), "-n", "2")
+    assert result.exit_code == 0
+    assert all(line.split("\t")[0] in groups[1] for line in result.stdout.splitlines())
+
+
+def test_read_vocab_skips_counting(tmp_path, small_corpus):
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("g0w0 100\ng0w1 50\ng1w0 10\n")
+    out = tmp_path / "v.txt"
+    result = run("train", small_corpus, "-o", str(out), "--read-vocab", str(vocab),
+                 "--min-count", "1", "--dim", "4", "--epochs", "1", "--quiet")
+    assert result.exit_code == 0, result.output
+    assert read_vectors(str(out)).words == ["g0w0", "g0w1", "g1w0"]
+
+
+def test_binary_output_and_stdin(tmp_path, small_corpus):
+    out = tmp_path / "v.bin"
+    text = open(small_corpus).read()
+    result = run("train", "-", "-o", str(out), "--binary", "--min-count", "1", "--dim", "5",
+                 "--epochs", "1", "--quiet", input=text)
+    assert result.exit_code == 0, result.output
+    assert read_vectors(str(out)).dim == 5
+
+
+def test_compressed_corpus_same_vocab(tmp_path, small_corpus):
+    gz = tmp_path / "c.txt.gz"
+    gz.write_bytes(gzip.compress(open(small_corpus, "rb").read()))
+    a = run("vocab", small_corpus, "--min-count", "1", "--quiet").stdout
+    b = run("vocab", str(gz), "--min-count", "1", "--quiet").stdout
+    assert a == b and a
+
+
+@pytest.mark.parametrize(
+    "setup, args, fragment",
+    [
+        (None, ["train", "{d}/absent.txt", "-o", "{d}/v.txt"], "no such file"),
+        ("", ["train", "{d}/c.txt", "-o", "{d}/v.txt"], "empty"),
+        ("a b c d e f\n", ["train", "{d}/c.txt", "-o", "{d}/v.txt"], "no word occurs at least 5"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", ["train", "{d}/c.txt", "-o", "{d}/v.txt"], "binary"),
+        (b"caf\xe9 au lait\n", ["train", "{d}/c.txt", "-o", "{d}/v.txt"], "invalid UTF-8"),
+        ("a b\n" * 10, ["train", "{d}/c.txt", "-o", "{d}/v.txt", "--dim", "0"], "--dim"),
+        ("a b\n" * 10, ["train", "{d}/c.txt", "-o", "{d}/v.txt", "--window", "-2"], "--window"),
+        ("a b\n" * 10, ["train", "{d}/c.txt", "-o", "{d}/missing/v.txt"], "does not exist"),
+        ("a b\n" * 10, ["train", "{d}/c.txt"], "--output"),
+        (None, ["vocab", "{d}/absent.txt"], "no such file"),
+        ("a b\n" * 10, ["train", "{d}/c.txt", "-o", "{d}/v.txt", "--dim", "x"], "not a valid integer"),
+    ],
+)
+def test_bad_input_one_line_error(tmp_path, setup, args, fragment):
+    if setup is not None:
+        data = setup.encode() if isinstance(setup, str) else setup
+        (tmp_path / "c.txt").write_bytes(data)
+    result = run(*[a.format(d=tmp_path) for a in args])
+    assert_one_line_error(result, fragment)
+    assert not (tmp_path / "v.txt").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".hsw2v")] == []
+
+
+def test_failed_run_keeps_existing_output(tmp_path):
+    out = tmp_path / "v.txt"
+    out.write_text("keep me")
+    (tmp_path / "c.txt").write_bytes(b"ok words \xff\xfe\n" * 3)
+    result = run("train", str(tmp_path / "c.txt"), "-o", str(out), "--min-count", "1")
+    assert_one_line_error(result, "invalid UTF-8")
+    assert out.read_text() == "keep me"
+
+
+def test_long_line_without_newline(tmp_path):
+    """A multi-megabyte single line trains (streamed), and no word is dropped."""
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in rng.integers(0, 50, size=600_000)]
+    path = tmp_path / "line.txt"
+    path.write_text(" ".join(words))
+    result = run("vocab", str(path), "--min-count", "1", "--quiet")
+    total = sum(int(line.split()[1]) for line in result.stdout.splitlines())
+    assert total == len(words)
+    result = run("train", str(path), "-o", str(tmp_path / "v.txt"), "--min-count", "1",
+                 "--dim", "4", "--epochs", "1", "--quiet")
+    assert result.exit_code == 0, result.output
+
+
+@pytest.fixture
+def vectors_file(tmp_path):
+    rng = np.random.default_rng(4)
+    words = [f"w{i}" for i in range(200)] + ["king", "queen", "man", "woman"]
+    matrix = rng.normal(size=(len(words), 12)).astype(np.float32)
+    path = tmp_path / "v.txt"
+    write_vectors(str(path), words, matrix)
+    return str(path)
+
+
+def test_similar_matches_gensim(vectors_file):
+    gensim = pytest.importorskip("gensim")
+    kv = gensim.models.KeyedVectors.load_word2vec_format(vectors_file)
+    for pos, neg in [(["king"], []), (["king", "woman"], ["man"]), (["w3", "w7"], ["w9", "w1"])]:
+        args = ["similar", *pos, "--vectors", vectors_file, "-n", "8", "--json"]
+        for n in neg:
+            args += ["--negative", n]
+        result = run(*args)
+        assert result.exit_code == 0, result.output
+        ours = json.loads(result.stdout)
+        theirs = kv.most_similar(positive=pos, negative=neg, topn=8)
+        assert [d["word"] for d in ours] == [w for w, _ in theirs]
+        np.testing.assert_allclose([d["similarity"] for d in ours], [s for _, s in theirs],
+                                   atol=1e-5)
+
+
+def test_similar_unknown_word_suggests(vectors_file):
+    result = run("similar", "kinq", "--vectors", vectors_file)
+    assert_one_line_error(result, "unknown word 'kinq'")
+    assert "king" in result.stderr
+
+
+def test_similar_bad_vectors_file(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("2 3\na 1 2 3\nb 1 2\n")
+    assert_one_line_error(run("similar", "a", "--vectors", str(bad)), "expected a word and 3 values")
+    assert_one_line_error(run("similar", "a", "--vectors", str(tmp_path / "nope")), "no such file")
+    result = run("similar", "a", "--vectors", str(bad), "-n", "0")
+    assert_one_line_error(result, "-n must be positive")

@@ -1,0 +1,30 @@
+import numpy as np
+import pytest
+
+import hsw2v
+
+
+@pytest.mark.parametrize("arch", ["skipgram", "cbow"])
+def test_planted_groups_are_neighbours(planted, arch):
+    corpus, groups = planted
+    model = hsw2v.train(corpus, arch=arch, min_count=1, dim=20, epochs=3, sample=0,
+                        threads=2, seed=3, progress=False)
+    group_of = {w: g for g, words in enumerate(groups) for w in words}
+    hits = total = 0
+    for word in group_of:
+        for other, _ in model.most_similar(word, topn=3):
+            hits += group_of[other] == group_of[word]
+            total += 1
+    assert hits / total >= 0.95
+    losses = model.settings["epoch_loss"]
+    assert losses[-1] < losses[0]
+    # a random guess costs log V nats; the planted groups make the words far likelier
+    assert losses[-1] < np.log(len(group_of)) - 0.5
+
+
+def test_single_thread_is_deterministic(small_corpus):
+    a = hsw2v.train(small_corpus, min_count=1, dim=8, epochs=1, threads=1, seed=5, progress=False)
+    b = hsw2v.train(small_corpus, min_count=1, dim=8, epochs=1, threads=1, seed=5, progress=False)
+    c = hsw2v.train(small_corpus, min_count=1, dim=8, epochs=1, threads=1, seed=6, progress=False)
+    assert np.array_equal(a.vectors, b.vectors)
+    assert not np.array_equal(a.vectors, c.vectors)
