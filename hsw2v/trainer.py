@@ -229,7 +229,7 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool) -> li
                 jobs.put((epoch, ids, ends, a0, a1))
                 if failures:
                     break
-                shown = _refresh(bar, shown, done, loss_sum, examples, epoch, alpha_at, lock)
+                shown = _refresh(bar, shown, done, loss_sum, examples, alpha_at, lock)
     finally:
         for _ in threads:
             jobs.put(None)
@@ -237,19 +237,20 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool) -> li
             t.join()
     if failures:
         raise failures[0]
-    _refresh(bar, shown, done, loss_sum, examples, s.epochs - 1, alpha_at, lock)
+    _refresh(bar, shown, done, loss_sum, examples, alpha_at, lock)
     bar.close()
     return [loss_sum[e] / max(examples[e], 1) for e in range(s.epochs)]
 
 
-def _refresh(bar, shown, done, loss_sum, examples, epoch, alpha_at, lock) -> int:
-    """Advance the bar to the words trained so far; show alpha and this epoch's loss."""
+def _refresh(bar, shown, done, loss_sum, examples, alpha_at, lock) -> int:
+    """Advance the bar to the words trained so far; show alpha and the running loss
+    of the latest epoch that has trained examples."""
     with lock:
         now = done[0]
-    alpha = alpha_at(now)
-    with lock:
+        epoch = max((e for e, n in enumerate(examples) if n), default=0)
         loss = loss_sum[epoch] / examples[epoch] if examples[epoch] else float("nan")
     if now > shown:
-        bar.set_postfix(epoch=epoch + 1, alpha=f"{alpha:.5f}", loss=f"{loss:.4f}", refresh=False)
+        bar.set_postfix(epoch=epoch + 1, alpha=f"{alpha_at(now):.5f}", loss=f"{loss:.4f}",
+                        refresh=False)
         bar.update(now - shown)
     return now

@@ -1,0 +1,152 @@
+#!/usr/bin/env python
+"""Train hsw2v and gensim on the same corpus and settings; compare speed and quality.
+
+Each run is a separate process doing the whole job (count the vocabulary, train,
+write the vectors), timed from outside; runs of the two systems alternate. The
+vectors are then scored on the Google analogies (30k most frequent words,
+case-insensitive), WordSim-353 and SimLex-999 with hsw2v's evaluator, which
+reproduces gensim's.
+
+    python scripts/bench.py                       # skip-gram 1 epoch and CBOW 3 epochs
+    python scripts/bench.py --arch cbow --epochs 3 --runs 3
+
+gensim gets a copy of the corpus with a line break every 1,000 words, because its
+corpus_file mode mishandles a single 100 MB line. Needs gensim (pip install gensim).
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO.parent / "shared" / "data"
+
+
+def child(system: str, corpus: str, out: str, arch: str, epochs: int, threads: int, seed: int) -> None:
+    """Train one system in this process and print its timings as JSON."""
+    start = time.perf_counter()
+    if system == "hsw2v":
+        import hsw2v
+
+        model = hsw2v.train(corpus, arch=arch, epochs=epochs, threads=threads, dim=100, window=5,
+                            min_count=5, sample=1e-3, seed=seed, progress=False)
+        model.save_vectors(out)
+        words = model.vocab.total
+    else:
+        from gensim.models import Word2Vec
+
+        sg = arch == "skipgram"
+        model = Word2Vec(corpus_file=corpus, sg=int(sg), hs=1, negative=0, vector_size=100,
+                         window=5, min_count=5, sample=1e-3, epochs=epochs, workers=threads,
+                         alpha=0.025 if sg else 0.05, seed=seed)
+        model.wv.save_word2vec_format(out)
+        words = model.corpus_total_words
+    wall = time.perf_counter() - start
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"inner_wall": wall, "words": words, "rss_mb": rss}))
+
+
+def line_broken_copy(corpus: str, workdir: Path) -> str:
+    """The corpus with a newline every 1,000 words (gensim's corpus_file needs lines)."""
+    target = workdir / (Path(corpus).name.removesuffix(".gz") + ".lines")
+    if target.exists():
+        return str(target)
+    opener = gzip.open if corpus.endswith(".gz") else open
+    with opener(corpus, "rb") as f:
+        words = f.read().split()
+    tmp = target.with_suffix(".tmp")
+    with open(tmp, "wb") as f:
+        for i in range(0, len(words), 1000):
+            f.write(b" ".join(words[i:i + 1000]) + b"\n")
+    tmp.rename(target)
+    return str(target)
+
+
+def score(vectors_path: str) -> dict:
+    from hsw2v.evaluate import evaluate_analogies, evaluate_word_pairs
+    from hsw2v.formats import read_vectors
+
+    v = read_vectors(vectors_path)
+    return {
+        "analogy": evaluate_analogies(v, str(DATA / "questions-words.txt"), restrict=30000)["accuracy"],
+        "ws353": evaluate_word_pairs(v, str(DATA / "wordsim353.tsv"))["spearman"],
+        "simlex": evaluate_word_pairs(v, str(DATA / "simlex999.txt"))["spearman"],
+    }
+
+
+def run_once(system, corpus, arch, epochs, threads, seed, workdir) -> dict:
+    out = str(workdir / f"{system}-{arch}.txt")
+    cmd = [sys.executable, __file__, "--child", system, "--corpus", corpus, "--out", out,
+           "--arch", arch, "--epochs", str(epochs), "--threads", str(threads), "--seed", str(seed)]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.exit(f"{system} failed:\n{proc.stderr[-2000:]}")
+    info = json.loads(proc.stdout.strip().splitlines()[-1])
+    info.update(score(out), wall=wall, words_per_s=info["words"] * epochs / wall)
+    return info
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--corpus", default=str(DATA / "enwiki-17m.txt.gz"))
+    p.add_argument("--arch", choices=["skipgram", "cbow"], help="default: both")
+    p.add_argument("--epochs", type=int, help="default: 1 for skip-gram, 3 for CBOW")
+    p.add_argument("--runs", type=int, default=2, help="runs per system (alternating)")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--systems", default="hsw2v,gensim")
+    p.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "hsw2v-bench"))
+    p.add_argument("--json", help="also write the raw results here")
+    p.add_argument("--child", help=argparse.SUPPRESS)
+    p.add_argument("--out", help=argparse.SUPPRESS)
+    p.add_argument("--seed", type=int, default=1, help=argparse.SUPPRESS)
+    a = p.parse_args()
+    if a.child:
+        child(a.child, a.corpus, a.out, a.arch, a.epochs, a.threads, a.seed)
+        return
+    workdir = Path(a.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    systems = a.systems.split(",")
+    gensim_corpus = line_broken_copy(a.corpus, workdir) if "gensim" in systems else None
+    jobs = [(a.arch, a.epochs)] if a.arch else [("skipgram", 1), ("cbow", 3)]
+    raw = []
+    for arch, epochs in jobs:
+        epochs = epochs or a.epochs or (1 if arch == "skipgram" else 3)
+        results = {s: [] for s in systems}
+        for r in range(a.runs):
+            for s in systems:
+                corpus = gensim_corpus if s == "gensim" else a.corpus
+                res = run_once(s, corpus, arch, epochs, a.threads, r + 1, workdir)
+                results[s].append(res)
+                print(f"# {arch} run {r + 1} {s}: " + json.dumps(res), file=sys.stderr, flush=True)
+        raw.append({"arch": arch, "epochs": epochs, "results": results})
+        print(f"\n{arch}, {epochs} epoch(s), {a.threads} threads, median of {a.runs} runs")
+        print("| system | analogy | WS353 | SimLex | words/s | wall | peak RSS |")
+        print("|---|---|---|---|---|---|---|")
+        med = {}
+        for s in systems:
+            m = {k: statistics.median(x[k] for x in results[s])
+                 for k in ("analogy", "ws353", "simlex", "words_per_s", "wall", "rss_mb")}
+            med[s] = m
+            print(f"| {s} | {100 * m['analogy']:.1f}% | {m['ws353']:.3f} | {m['simlex']:.3f} | "
+                  f"{m['words_per_s'] / 1e3:.0f}k | {m['wall']:.0f} s | {m['rss_mb']:.0f} MB |")
+        if "hsw2v" in med and "gensim" in med:
+            print(f"ratio hsw2v/gensim: words/s {med['hsw2v']['words_per_s'] / med['gensim']['words_per_s']:.2f}x, "
+                  f"peak RSS {med['hsw2v']['rss_mb'] / med['gensim']['rss_mb']:.2f}x")
+        sys.stdout.flush()
+    if a.json:
+        Path(a.json).write_text(json.dumps(raw, indent=2))
+
+
+if __name__ == "__main__":
+    main()
