@@ -184,6 +184,66 @@ def similar(words: tuple[str, ...], vectors_path: str, topn: int, negative: tupl
 
 
 @cli.command()
+@click.argument("context", nargs=-1, required=True)
+@click.option("--model", "model_path", required=True, help="A model saved by train --save-model.")
+@click.option("-n", "topn", default=10, show_default=True, help="How many words.")
+@click.option("--json", "as_json", is_flag=True, help='Print a JSON list of {"word", "prob"}.')
+def predict(context: tuple[str, ...], model_path: str, topn: int, as_json: bool) -> None:
+    """Print the N most probable words given the CONTEXT words, with probabilities.
+
+    Exact: a best-first search over the tree returns words in order of probability.
+    CBOW uses the mean (or sum) of the context vectors, as in training; skip-gram
+    multiplies P(word | c) over the context words c. Unknown context words are
+    skipped with a warning.
+    """
+    import warnings
+
+    from .model import load_model
+
+    if topn <= 0:
+        raise HSW2VError(f"-n must be positive, got {topn}")
+    model = load_model(model_path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = model.predict(list(context), topn)
+    for w in caught:
+        click.echo(f"hsw2v: warning: {w.message}", err=True)
+    if as_json:
+        click.echo(json.dumps([{"word": w, "prob": p} for w, p in result]))
+    else:
+        for w, p in result:
+            click.echo(f"{w}\t{p:.6g}")
+
+
+@cli.command()
+@click.argument("corpus")
+@click.option("--model", "model_path", required=True, help="A model saved by train --save-model.")
+@click.option("--window", type=int, help="Context width [the model's training window].")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def score(corpus: str, model_path: str, window: int | None, as_json: bool) -> None:
+    """Held-out mean -log P(target | context) and perplexity of a model on CORPUS.
+
+    The window is used at full width (no random shrink) and nothing is subsampled,
+    so two models are comparable on the same file. Skip-gram counts one example per
+    (centre, context) pair, CBOW one per centre word. CORPUS: plain, .gz or .bz2
+    UTF-8 text, or - for stdin.
+    """
+    from .model import load_model
+    from .predict import score as run
+
+    if window is not None and window < 1:
+        raise HSW2VError(f"--window must be at least 1, got {window}")
+    model = load_model(model_path)
+    result = run(model, corpus, window)
+    if as_json:
+        click.echo(json.dumps(result))
+    else:
+        click.echo(f"mean -log P: {result['loss']:.4f} nats\nperplexity: {result['perplexity']:.2f}\n"
+                   f"examples: {result['examples']} ({result['words']} words in the vocabulary, "
+                   f"{result['arch']}, window {result['window']})")
+
+
+@cli.command()
 @click.argument("vectors_path", metavar="VECTORS_OR_MODEL")
 @click.option("--analogies", help="Analogy questions (questions-words.txt format).")
 @click.option("--pairs", multiple=True, help="Word-pair file 'w1 w2 score' (repeatable).")

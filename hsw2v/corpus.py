@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import BinaryIO
 
+import numpy as np
+
 from .errors import HSW2VError
 
 BLOCK_BYTES = 1 << 20
@@ -139,4 +141,28 @@ def rereadable(path: str) -> Iterator[str]:
         os.unlink(tmp)
 
 
-__all__ = ["BLOCK_BYTES", "count_words", "iter_blocks", "open_corpus", "rereadable"]
+
+class WordTable:
+    """The vocabulary as a hash table that the encoding kernel reads."""
+
+    def __init__(self, words: list[str]):
+        from .kernels import build_table
+
+        encoded = [w.encode("utf-8") for w in words]
+        self.word_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(w) for w in encoded], out=self.word_offsets[1:])
+        self.word_bytes = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+        size = 1 << max(4, (2 * len(encoded)).bit_length())
+        self.table = np.full(size, -1, dtype=np.int32)
+        build_table(self.word_bytes, self.word_offsets, self.table)
+
+    def encode(self, block: bytes) -> tuple[np.ndarray, np.ndarray]:
+        """Word ids of a block and the ends of its sentences."""
+        from .kernels import encode_block
+
+        buf = np.frombuffer(block, dtype=np.uint8)
+        cap = len(buf) // 2 + 2
+        ids = np.empty(cap, dtype=np.int32)
+        ends = np.empty(cap, dtype=np.int64)
+        n_ids, n_sents = encode_block(buf, self.table, self.word_bytes, self.word_offsets, ids, ends)
+        return ids[:n_ids].copy(), ends[:n_sents].copy()

@@ -51,8 +51,19 @@ def child(system: str, corpus: str, out: str, arch: str, epochs: int, threads: i
         model.wv.save_word2vec_format(out)
         words = model.corpus_total_words
     wall = time.perf_counter() - start
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"inner_wall": wall, "words": words, "rss_mb": rss}))
+    print(json.dumps({"inner_wall": wall, "words": words, "rss_mb": peak_rss_mb()}))
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set (VmHWM; ru_maxrss would include the parent's)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def line_broken_copy(corpus: str, workdir: Path) -> str:

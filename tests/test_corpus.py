@@ -7,7 +7,7 @@ import pytest
 
 from hsw2v.corpus import count_words, iter_blocks
 from hsw2v.errors import HSW2VError
-from hsw2v.trainer import WordTable
+from hsw2v.corpus import WordTable
 
 WHITESPACE = [" ", "\t", "\n", "\r", "\x0b", "\x0c", "  "]
 

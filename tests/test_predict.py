@@ -1,0 +1,148 @@
+import json
+import math
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import hsw2v
+from hsw2v.cli import cli
+from hsw2v.errors import HSW2VError
+from hsw2v.predict import score
+
+from .conftest import REPO
+
+CORPUS = str(REPO / "data" / "enwiki-1m.txt.gz")
+
+
+@pytest.fixture(scope="module", params=["cbow", "skipgram"])
+def model(request, tmp_path_factory):
+    m = hsw2v.train(CORPUS, arch=request.param, max_vocab=3000, dim=24, epochs=1, threads=2,
+                    progress=False)
+    m.path = str(tmp_path_factory.mktemp("m") / f"{request.param}.npz")
+    m.save(m.path)
+    return m
+
+
+def random_contexts(model, n, rng):
+    return [[model.words[i] for i in rng.integers(0, len(model.words), size=rng.integers(1, 6))]
+            for _ in range(n)]
+
+
+def test_search_equals_brute_force(model):
+    rng = np.random.default_rng(0)
+    for context in random_contexts(model, 60, rng):
+        logp = model.all_log_probs(context)
+        order = np.argsort(-logp, kind="stable")[:10]
+        top = model.predict(context, 10)
+        assert [w for w, _ in top] == [model.words[i] for i in order]
+        for w, p in top:
+            assert p == pytest.approx(math.exp(logp[model.vocab.index[w]]), abs=1e-5)
+        probs = [p for _, p in top]
+        assert probs == sorted(probs, reverse=True)
+
+
+def test_brute_force_sums_to_one(model):
+    rng = np.random.default_rng(1)
+    for context in random_contexts(model, 20, rng):
+        if model.arch == "skipgram":
+            context = context[:1]  # one context word: a normalised distribution
+        assert np.exp(model.all_log_probs(context)).sum() == pytest.approx(1.0, abs=1e-4)
+
+
+def test_log_prob_is_the_path_product(model):
+    rng = np.random.default_rng(2)
+    for context in random_contexts(model, 20, rng):
+        logp = model.all_log_probs(context)
+        for w in rng.integers(0, len(model.words), size=5):
+            assert model.log_prob(model.words[w], context) == pytest.approx(logp[w], abs=1e-6)
+
+
+def test_batch_equals_single(model):
+    contexts = random_contexts(model, 40, np.random.default_rng(3))
+    batch = model.predict_many(contexts, 7)
+    for context, got in zip(contexts, batch):
+        single = model.predict(context, 7)
+        assert [w for w, _ in got] == [w for w, _ in single]
+        np.testing.assert_allclose([p for _, p in got], [p for _, p in single], rtol=1e-9)
+
+
+def test_unknown_context_words(model):
+    with pytest.warns(UserWarning, match="zzzunknown"):
+        model.predict(["the", "zzzunknown"], 3)
+    with pytest.raises(HSW2VError, match="no known context word"):
+        model.predict(["zzzunknown"], 3)
+    with pytest.raises(HSW2VError):
+        model.predict(["the"], 0)
+
+
+def test_cbow_context_is_mean_as_in_training():
+    m = hsw2v.train(CORPUS, arch="cbow", max_vocab=500, dim=8, epochs=1, progress=False)
+    H = m.context_matrix(["the", "of"])
+    the, of = m.vectors[m.vocab.index["the"]], m.vectors[m.vocab.index["of"]]
+    np.testing.assert_allclose(H, [(the + of) / 2], rtol=1e-6)
+
+
+def direct_score(model, sentences, window):
+    """−log P by the public log_prob, one example at a time."""
+    total, n = 0.0, 0
+    for s in sentences:
+        s = [w for w in s if w in model.vocab]
+        for i, target in enumerate(s):
+            ctx = [s[j] for j in range(max(0, i - window), min(len(s), i + window + 1)) if j != i]
+            if not ctx:
+                continue
+            if model.arch == "skipgram":
+                for c in ctx:
+                    total -= model.log_prob(target, [c])
+                    n += 1
+            else:
+                total -= model.log_prob(target, ctx)
+                n += 1
+    return total / n, n
+
+
+def test_score_matches_direct_computation(model, tmp_path):
+    rng = np.random.default_rng(4)
+    sentences = [[model.words[i] for i in rng.integers(0, 400, size=rng.integers(1, 15))]
+                 + ["zzzoov"] for _ in range(30)]
+    path = tmp_path / "heldout.txt"
+    path.write_text("\n".join(" ".join(s) for s in sentences) + "\n")
+    expect, n = direct_score(model, sentences, 3)
+    got = score(model, str(path), window=3)
+    assert got["examples"] == n
+    assert got["loss"] == pytest.approx(expect, rel=1e-5)
+    assert got["perplexity"] == pytest.approx(math.exp(expect), rel=1e-5)
+
+
+def test_cli_predict_and_score(model, tmp_path):
+    runner = CliRunner()
+    r = runner.invoke(cli, ["predict", "--model", model.path, "-n", "4", "--json", "the", "of"])
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.stdout)
+    want = model.predict(["the", "of"], 4)
+    assert [d["word"] for d in got] == [w for w, _ in want]
+    r = runner.invoke(cli, ["predict", "--model", model.path, "the", "qqqq"])
+    assert r.exit_code == 0 and "warning" in r.stderr and "qqqq" in r.stderr
+    assert len(r.stdout.splitlines()) == 10
+    held = tmp_path / "h.txt"
+    held.write_text("the cat sat on the mat of the united states\n")
+    r = runner.invoke(cli, ["score", "--model", model.path, str(held), "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["loss"] == pytest.approx(score(model, str(held))["loss"])
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["predict", "--model", "{m}", "-n", "0", "the"], "-n must be positive"),
+    (["predict", "--model", "{m}", "qqqq", "zzzz"], "no known context word"),
+    (["predict", "--model", "{d}/absent.npz", "the"], "no such file"),
+    (["predict", "--model", "{d}/garbage.npz", "the"], "not an hsw2v model"),
+    (["score", "--model", "{d}/garbage.npz", "{d}/garbage.npz"], "not an hsw2v model"),
+    (["score", "--model", "{m}", "{d}/absent.txt"], "no such file"),
+])
+def test_cli_bad_input(model, tmp_path, args, fragment):
+    (tmp_path / "garbage.npz").write_bytes(b"\x00garbage" * 100)
+    r = CliRunner().invoke(cli, [a.format(m=model.path, d=tmp_path) for a in args])
+    assert r.exit_code != 0
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("hsw2v: error:") and fragment in lines[0]
