@@ -26,6 +26,7 @@ _EXPORTS = {
     "Vectors": "vectors",
     "read_vectors": "formats",
     "write_vectors": "formats",
+    "score": "predict",
     "evaluate_analogies": "evaluate",
     "evaluate_word_pairs": "evaluate",
     "HSW2VError": "errors",

@@ -189,3 +189,25 @@ def test_similar_bad_vectors_file(tmp_path):
     assert_one_line_error(run("similar", "a", "--vectors", str(tmp_path / "nope")), "no such file")
     result = run("similar", "a", "--vectors", str(bad), "-n", "0")
     assert_one_line_error(result, "-n must be positive")
+
+
+def test_evaluate_command_matches_api(tmp_path, vectors_file):
+    from hsw2v.evaluate import evaluate_analogies, evaluate_word_pairs
+
+    questions = tmp_path / "q.txt"
+    questions.write_text(": royals\nman king woman queen\nking man queen woman\nw1 w2 w3 w4\n"
+                         ": other\nw5 w6 w7 w8\nnope w1 w2 w3\n")
+    pairs = tmp_path / "p.tsv"
+    pairs.write_text("# a comment\nking\tqueen\t9\nman\twoman\t8\nw1\tw2\t1\nw3\tw9\t4\nw4\tzz\t3\n")
+    r = run("evaluate", vectors_file, "--analogies", str(questions), "--pairs", str(pairs), "--json")
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.stdout)
+    v = read_vectors(vectors_file)
+    assert got["analogies"] == json.loads(json.dumps(evaluate_analogies(v, str(questions))))
+    assert got["pairs"][str(pairs)] == json.loads(json.dumps(evaluate_word_pairs(v, str(pairs))))
+    assert got["analogies"]["oov"] == 1
+    r = run("evaluate", vectors_file, "--analogies", str(questions))
+    assert r.exit_code == 0 and "analogy total" in r.stdout
+    assert_one_line_error(run("evaluate", vectors_file), "--analogies")
+    assert_one_line_error(run("evaluate", vectors_file, "--pairs", str(tmp_path / "no.tsv")),
+                          "not found")
