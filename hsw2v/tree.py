@@ -8,6 +8,8 @@ word2vec.c's conventions, and each word's codes and points are listed root first
 """
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from .errors import HSW2VError
@@ -74,6 +76,83 @@ def huffman(counts: np.ndarray) -> Tree:
         children[a] = (pair[0][0], pair[1][0])
         inner_count[a] = pair[0][1] + pair[1][1]
     return Tree(children, "huffman")
+
+
+TREE_KINDS = ("huffman", "balanced", "random", "fano", "semantic")
+
+
+def build_tree(kind: str, counts: np.ndarray, seed: int = 1) -> Tree:
+    """A tree of ``kind`` over words with ``counts`` (descending); not ``semantic``,
+    which needs vectors (see :mod:`hsw2v.semantic`)."""
+    if kind == "huffman":
+        return huffman(counts)
+    if kind == "balanced":
+        return balanced(len(counts))
+    if kind == "random":
+        return random_tree(len(counts), seed)
+    if kind == "fano":
+        return fano(counts)
+    raise HSW2VError(f"unknown tree kind {kind!r}; choose from {', '.join(TREE_KINDS)}")
+
+
+def from_splits(order: np.ndarray, split, kind: str) -> Tree:
+    """Build a tree top-down: the words ``order[lo:hi]`` under a node are divided by
+    ``split(order, lo, hi) -> mid`` into ``order[lo:mid]`` (code 0) and ``order[mid:hi]``.
+
+    ``split`` may reorder ``order[lo:hi]`` in place and must return lo < mid < hi.
+    Inner nodes are numbered in creation order, so the root is inner node 0.
+    """
+    order = np.array(order, dtype=np.int64)
+    n = len(order)
+    if n < 2:
+        raise HSW2VError("need at least 2 distinct words to build a tree")
+    children = np.empty((n - 1, 2), dtype=np.int32)
+    next_inner = 1
+    stack = [(0, n, 0)]  # (lo, hi, inner node that owns the segment)
+    while stack:
+        lo, hi, inner = stack.pop()
+        mid = int(split(order, lo, hi))
+        if not lo < mid < hi:
+            raise HSW2VError(f"tree: split of [{lo}, {hi}) at {mid} leaves a side empty")
+        for side, (a, b) in enumerate(((lo, mid), (mid, hi))):
+            if b - a == 1:
+                children[inner, side] = order[a]
+            else:
+                children[inner, side] = n + next_inner
+                stack.append((a, b, next_inner))
+                next_inner += 1
+    return Tree(children, kind)
+
+
+def _halve(order, lo, hi):
+    return (lo + hi + 1) // 2
+
+
+def balanced(n_words: int) -> Tree:
+    """Split the frequency-ordered vocabulary into halves recursively: depth ⌈log2 V⌉."""
+    return from_splits(np.arange(n_words), _halve, "balanced")
+
+
+def random_tree(n_words: int, seed: int = 1) -> Tree:
+    """Words placed at random on the leaves of a balanced tree."""
+    return from_splits(np.random.default_rng(seed).permutation(n_words), _halve, "random")
+
+
+def fano(counts: np.ndarray) -> Tree:
+    """Shannon–Fano: split the frequency-sorted list where the halves' totals are closest."""
+    prefix = [0]
+    for c in np.asarray(counts, dtype=np.int64).tolist():
+        prefix.append(prefix[-1] + c)
+
+    def split(order, lo, hi):
+        # the cut k (lo < k < hi) minimising |2·prefix[k] − prefix[lo] − prefix[hi]|
+        k = bisect.bisect_left(prefix, (prefix[lo] + prefix[hi]) / 2, lo + 1, hi - 1)
+        if k > lo + 1 and (2 * prefix[k] - prefix[lo] - prefix[hi]
+                           >= prefix[lo] + prefix[hi] - 2 * prefix[k - 1]):
+            k -= 1
+        return k
+
+    return from_splits(np.arange(len(counts)), split, "fano")
 
 
 def _paths(children: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
