@@ -119,10 +119,18 @@ def vocab(corpus: str, output: str | None, min_count: int, max_vocab: int | None
 @click.option("--epochs", default=5, show_default=True, help="Passes over the corpus.")
 @click.option("--threads", type=int, help="Worker threads [all cores].")
 @click.option("--seed", default=1, show_default=True, help="Random seed.")
+@click.option("--tree", type=click.Choice(["huffman", "balanced", "random", "fano", "semantic"]),
+              help="How words are arranged in the tree [huffman; semantic with --tree-from].")
+@click.option("--tree-from", help="semantic: cluster the context vectors of this model (its "
+              "vocabulary is used); without it a first Huffman pass is trained (one-shot).")
+@click.option("--split", type=click.Choice(["balanced", "adaptive"]), default="balanced",
+              show_default=True, help="semantic: halve each node's words, or send each word "
+              "to its likelier mixture component.")
 @click.option("--read-vocab", help="Use this 'word count' file instead of counting the corpus.")
 @click.option("--quiet", is_flag=True, help="No progress bar or summary.")
 def train(corpus: str, output: str | None, binary: bool, save_model: str | None,
-          read_vocab: str | None, quiet: bool, **settings) -> None:
+          tree: str | None, tree_from: str | None, read_vocab: str | None, quiet: bool,
+          **settings) -> None:
     """Train word vectors on CORPUS with hierarchical softmax.
 
     CORPUS: plain, .gz or .bz2 UTF-8 text, or - for stdin. Words are split on
@@ -132,15 +140,23 @@ def train(corpus: str, output: str | None, binary: bool, save_model: str | None,
     from .trainer import TrainSettings, train as run
     from .vocab import Vocab
 
+    from .model import load_model
+
     if not output and not save_model:
         raise HSW2VError("give -o/--output for the vectors, --save-model, or both")
+    settings["tree"] = tree or ("semantic" if tree_from else "huffman")
+    if tree_from and settings["tree"] != "semantic":
+        raise HSW2VError("--tree-from goes with --tree semantic")
+    if tree_from and read_vocab:
+        raise HSW2VError("--tree-from uses that model's vocabulary; drop --read-vocab")
     TrainSettings(**settings).resolved()  # fail on bad options before reading anything
     for path in (output, save_model):
         if path:
             check_writable(path)
     start = time.perf_counter()
     loaded = Vocab.load(read_vocab) if read_vocab else None
-    model = run(corpus, vocab=loaded, progress=not quiet, **settings)
+    source = load_model(tree_from) if tree_from else None
+    model = run(corpus, vocab=loaded, tree_from=source, progress=not quiet, **settings)
     seconds = time.perf_counter() - start
     if output:
         model.save_vectors(output, binary=binary)
@@ -181,6 +197,31 @@ def similar(words: tuple[str, ...], vectors_path: str, topn: int, negative: tupl
     else:
         for w, s in result:
             click.echo(f"{w}\t{s:.4f}")
+
+
+@cli.command("tree")
+@click.argument("model_path", metavar="MODEL")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+def tree_info(model_path: str, as_json: bool) -> None:
+    """Print the shape of a model's tree: kind, depth and mean path lengths."""
+    from .model import load_model
+
+    model = load_model(model_path)
+    depths = model.tree.depths
+    counts = model.vocab.counts
+    info = {
+        "kind": model.tree.kind,
+        "words": len(depths),
+        "depth": int(depths.max()),
+        "mean_path_length": float(depths.mean()),
+        "weighted_mean_path_length": float((depths * counts).sum() / counts.sum()),
+    }
+    if as_json:
+        click.echo(json.dumps(info))
+    else:
+        click.echo(f"tree: {info['kind']}, {info['words']} words\ndepth: {info['depth']}\n"
+                   f"mean path length: {info['mean_path_length']:.3f}\n"
+                   f"frequency-weighted mean path length: {info['weighted_mean_path_length']:.3f}")
 
 
 @cli.command()

@@ -11,6 +11,7 @@ import math
 import os
 import queue
 import threading
+import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -18,7 +19,8 @@ import numpy as np
 from .corpus import WordTable, count_words, iter_blocks, rereadable
 from .errors import HSW2VError
 from .model import Model
-from .tree import huffman
+from .semantic import SPLITS
+from .tree import TREE_KINDS, Tree, build_tree, huffman
 from .vocab import Vocab
 
 
@@ -38,6 +40,8 @@ class TrainSettings:
     threads: int | None = None  # all available cores
     seed: int = 1
     cbow_mean: bool = True
+    tree: str = "huffman"  # huffman, balanced, random, fano or semantic
+    split: str = "balanced"  # semantic trees: balanced or adaptive
 
     def resolved(self) -> TrainSettings:
         """A copy with defaults filled in and every value checked."""
@@ -49,6 +53,8 @@ class TrainSettings:
         if s.threads is None:
             s.threads = available_cores()
         checks = [
+            (s.tree in TREE_KINDS, f"--tree must be one of {', '.join(TREE_KINDS)}, got {s.tree!r}"),
+            (s.split in SPLITS, f"--split must be one of {', '.join(SPLITS)}, got {s.split!r}"),
             (s.dim >= 1, f"--dim must be at least 1, got {s.dim}"),
             (s.window >= 1, f"--window must be at least 1, got {s.window}"),
             (s.min_count >= 1, f"--min-count must be at least 1, got {s.min_count}"),
@@ -105,28 +111,61 @@ def keep_probabilities(counts: np.ndarray, sample: float) -> np.ndarray:
     return np.minimum(keep, 1.0).astype(np.float32)
 
 
-def train(corpus: str, *, vocab: Vocab | None = None, progress: bool = True,
-          **settings) -> Model:
+def train(corpus: str, *, vocab: Vocab | None = None, tree: Tree | str | None = None,
+          tree_from: Model | None = None, progress: bool = True, **settings) -> Model:
     """Train word vectors on ``corpus`` (a path, .gz/.bz2, or ``-`` for stdin).
 
-    Keyword settings are those of :class:`TrainSettings`. ``vocab`` skips counting.
+    Keyword settings are those of :class:`TrainSettings`. ``vocab`` skips counting;
+    ``tree`` is a kind (see :class:`TrainSettings`) or a ready :class:`Tree` over that
+    vocabulary. With ``tree="semantic"`` the
+    tree is learned from ``tree_from`` (whose vocabulary is then used) or, without
+    it, from a first training pass with a Huffman tree (one-shot mode).
     Returns the :class:`Model`; its ``settings`` hold the per-epoch mean loss.
     """
+    if isinstance(tree, str):
+        settings["tree"], tree = tree, None
     s = TrainSettings(**settings).resolved()
     with rereadable(corpus) as path:
-        if vocab is None:
+        if tree_from is not None:
+            vocab = tree_from.vocab
+        elif vocab is None:
             vocab, _ = build_vocab(path, s.min_count, s.max_vocab, progress)
         else:
             vocab = vocab.pruned(s.min_count, s.max_vocab)
             check_vocab(vocab, s.min_count, corpus)
-        tree = huffman(vocab.counts)
+        extra: dict = {}
+        if tree is None:
+            start = time.perf_counter()
+            tree = _make_tree(path, vocab, s, tree_from, progress)
+            extra["tree_seconds"] = time.perf_counter() - start
+        if len(tree) != len(vocab):
+            raise HSW2VError(f"the tree has {len(tree)} leaves but the vocabulary {len(vocab)} words")
         rng = np.random.default_rng(s.seed)
         vectors = ((rng.random((len(vocab), s.dim), dtype=np.float32) - 0.5) / s.dim)
         node_vectors = np.zeros((len(vocab) - 1, s.dim), dtype=np.float32)
         model = Model(vocab, tree, vectors, node_vectors, {})
+        start = time.perf_counter()
         losses = _run_epochs(path, model, s, progress)
-    model.settings = {**asdict(s), "tree": tree.kind, "epoch_loss": losses}
+        extra["train_seconds"] = time.perf_counter() - start
+    model.settings = {**asdict(s), "tree": tree.kind, "epoch_loss": losses, **extra}
     return model
+
+
+def _make_tree(path: str, vocab: Vocab, s: TrainSettings, tree_from: Model | None,
+               progress: bool) -> Tree:
+    """The tree ``s.tree`` asks for; a semantic one clusters mean context vectors."""
+    if s.tree != "semantic":
+        if tree_from is not None:
+            raise HSW2VError("--tree-from goes with --tree semantic")
+        return build_tree(s.tree, vocab.counts, s.seed)
+    from .semantic import context_means, semantic_tree
+
+    if tree_from is None:  # one-shot: a first pass with a Huffman tree
+        first = {**asdict(s), "tree": "huffman"}
+        tree_from = train(path, vocab=vocab, progress=progress, **first)
+    elif tree_from.dim < 1 or len(tree_from.vocab) < 2:
+        raise HSW2VError("--tree-from: the model has no usable vectors")
+    return semantic_tree(context_means(tree_from, path), s.split)
 
 
 def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool) -> list[float]:

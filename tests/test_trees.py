@@ -1,0 +1,131 @@
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import hsw2v
+from hsw2v.cli import cli
+from hsw2v.errors import HSW2VError
+from hsw2v.semantic import context_means, semantic_tree
+from hsw2v.tree import balanced, build_tree, fano, huffman, random_tree
+
+from .conftest import REPO
+
+
+def zipf_counts(rng, n):
+    c = (1e6 / np.arange(1, n + 1) ** rng.uniform(0.7, 1.4)).astype(np.int64) + rng.integers(1, 5, n)
+    return np.sort(c)[::-1]
+
+
+def all_trees(counts, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(len(counts), 6)).astype(np.float32)
+    return [build_tree(k, counts, seed) for k in ("huffman", "balanced", "random", "fano")] + [
+        semantic_tree(X, "balanced"), semantic_tree(X, "adaptive")]
+
+
+def assert_full_binary_prefix_free(tree, n):
+    assert tree.children.shape == (n - 1, 2)
+    ids = np.sort(tree.children.ravel())
+    everything_but_root = np.delete(np.arange(2 * n - 1), n + tree.root)
+    assert np.array_equal(ids, everything_but_root)  # each node has one parent
+    assert sum(Fraction(1, 2 ** int(d)) for d in tree.depths) == 1
+    codes = sorted("".join(map(str, tree.path(w)[1])) for w in range(n))
+    assert all(not b.startswith(a) for a, b in zip(codes, codes[1:]))
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 64, 100, 1000])
+def test_every_kind_is_a_full_prefix_free_tree(n):
+    counts = zipf_counts(np.random.default_rng(n), n)
+    for tree in all_trees(counts):
+        assert_full_binary_prefix_free(tree, n)
+
+
+@pytest.mark.parametrize("n", [2, 3, 7, 8, 9, 1000, 1025])
+def test_balanced_and_random_depth(n):
+    assert balanced(n).depths.max() == math.ceil(math.log2(n))
+    assert random_tree(n, 3).depths.max() == math.ceil(math.log2(n))
+    assert set(balanced(n).depths.tolist()) <= {math.ceil(math.log2(n)), math.floor(math.log2(n))}
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_fano_within_one_bit_and_huffman_is_shortest(seed):
+    rng = np.random.default_rng(seed)
+    counts = zipf_counts(rng, int(rng.integers(2, 3000)))
+    p = counts / counts.sum()
+    entropy = -(p * np.log2(p)).sum()
+    lengths = {t.kind: float((t.depths * p).sum()) for t in all_trees(counts, seed)}
+    assert entropy - 1e-9 <= lengths["fano"] < entropy + 1
+    assert all(v >= lengths["huffman"] - 1e-9 for v in lengths.values())
+
+
+@pytest.mark.parametrize("split", ["balanced", "adaptive"])
+def test_semantic_root_separates_planted_clusters(split):
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(2, 20)) * 3
+    labels = rng.integers(0, 2, size=300)
+    X = (centres[labels] + rng.normal(size=(300, 20))).astype(np.float32)
+    if split == "balanced":  # equal halves, so the clusters must be equal too
+        labels = np.arange(300) % 2
+        X = (centres[labels] + rng.normal(size=(300, 20))).astype(np.float32)
+    tree = semantic_tree(X, split)
+    left = np.array([tree.path(w)[1][0] for w in range(300)])
+    agree = (left == labels).mean()
+    assert max(agree, 1 - agree) == 1.0
+
+
+def test_semantic_tree_for_100k_words():
+    X = np.random.default_rng(1).normal(size=(100_000, 16)).astype(np.float32)
+    tree = semantic_tree(X, "balanced")
+    assert tree.depths.max() == 17 and len(tree) == 100_000
+
+
+def test_context_means_fall_back_to_input_vectors(tmp_path):
+    path = tmp_path / "c.txt"
+    path.write_text("a b a b a b\nlonely\n" * 5)
+    m = hsw2v.train(str(path), min_count=1, dim=4, epochs=1, progress=False, window=1)
+    X = context_means(m, str(path))
+    lonely = m.vocab.index["lonely"]
+    assert np.array_equal(X[lonely], m.vectors[lonely])  # never has a context
+    a, b = m.vocab.index["a"], m.vocab.index["b"]
+    np.testing.assert_allclose(X[a], m.vectors[b], rtol=1e-6)  # a's context is always b
+
+
+def test_train_with_each_tree_and_predict(tmp_path):
+    corpus = str(REPO / "data" / "enwiki-1m.txt.gz")
+    base = hsw2v.train(corpus, max_vocab=800, dim=10, epochs=1, progress=False)
+    base.save(str(tmp_path / "base.npz"))
+    for kind in ("balanced", "random", "fano"):
+        m = hsw2v.train(corpus, max_vocab=800, dim=10, epochs=1, progress=False, tree=kind)
+        assert m.tree.kind == kind
+        logp = m.all_log_probs(["the", "of"])
+        assert np.exp(logp).sum() == pytest.approx(1.0, abs=1e-4)
+        assert m.predict(["the", "of"], 1)[0][0] == m.words[int(np.argmax(logp))]
+    r = CliRunner().invoke(cli, ["train", corpus, "--tree-from", str(tmp_path / "base.npz"),
+                                 "--split", "adaptive", "--save-model", str(tmp_path / "s.npz"),
+                                 "--dim", "10", "--epochs", "1", "--quiet"])
+    assert r.exit_code == 0, r.output
+    m = hsw2v.load_model(str(tmp_path / "s.npz"))
+    assert m.tree.kind == "semantic-adaptive" and m.words == base.words
+    assert_full_binary_prefix_free(m.tree, len(m.words))
+    r = CliRunner().invoke(cli, ["tree", str(tmp_path / "s.npz"), "--json"])
+    info = __import__("json").loads(r.stdout)
+    assert info["depth"] == int(m.tree.depths.max())
+    w = m.vocab.counts / m.vocab.counts.sum()
+    assert info["weighted_mean_path_length"] == pytest.approx(float((m.tree.depths * w).sum()))
+    r = CliRunner().invoke(cli, ["score", "--model", str(tmp_path / "s.npz"), corpus])
+    assert r.exit_code == 0 and "perplexity" in r.stdout
+
+
+def test_bad_tree_options(tmp_path):
+    with pytest.raises(HSW2VError, match="--tree must be"):
+        hsw2v.train(str(REPO / "data" / "enwiki-1m.txt.gz"), tree="oak", progress=False)
+    r = CliRunner().invoke(cli, ["train", "x.txt", "-o", str(tmp_path / "v.txt"), "--tree", "fano",
+                                 "--tree-from", "m.npz"])
+    assert r.exit_code != 0 and "--tree-from goes with --tree semantic" in r.stderr
+    with pytest.raises(HSW2VError):
+        huffman(np.array([3]))
+    with pytest.raises(HSW2VError):
+        fano(np.array([3]))
