@@ -1,0 +1,158 @@
+#!/usr/bin/env python
+"""Compare tree kinds: training speed, held-out perplexity, analogies and WS353.
+
+    python scripts/compare_trees.py                    # the shared 17M-word corpus
+    python scripts/compare_trees.py --archs cbow --sg-epochs 1 --cbow-epochs 3
+
+The last 1M words of the corpus are held out; every tree kind is trained on the
+rest with the same settings (dim 100, window 5, min-count 5, sample 1e-3, 2
+threads) and epochs (skip-gram 1, CBOW 3 by default). The semantic trees are
+learned from the Huffman model of the same run (its mean context vectors, see
+hsw2v/semantic.py), so their cost is that model plus the tree build, reported
+separately. Held-out perplexity is `hsw2v score` (full window, no subsampling).
+
+Writes a Markdown table to stdout, the raw figures as JSON, and a PNG chart if
+matplotlib is installed (pip install 'hsw2v[plot]').
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import hsw2v
+from hsw2v.evaluate import evaluate_analogies, evaluate_word_pairs
+from hsw2v.predict import score
+from hsw2v.semantic import context_means, semantic_tree
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+KINDS = ["huffman", "balanced", "random", "fano", "semantic-balanced", "semantic-adaptive"]
+
+
+def split_corpus(corpus: str, held_out: int, workdir: Path) -> tuple[str, str]:
+    train_path, test_path = workdir / "train.txt", workdir / "heldout.txt"
+    if not (train_path.exists() and test_path.exists()):
+        opener = gzip.open if corpus.endswith(".gz") else open
+        with opener(corpus, "rb") as f:
+            words = f.read().split()
+        train_path.write_bytes(b" ".join(words[:-held_out]) + b"\n")
+        test_path.write_bytes(b" ".join(words[-held_out:]) + b"\n")
+    return str(train_path), str(test_path)
+
+
+def measure(model, heldout: str, seconds: float) -> dict:
+    v = model.keyed_vectors()
+    depths = model.tree.depths
+    w = model.vocab.counts / model.vocab.counts.sum()
+    return {
+        "words_per_s": model.vocab.total * model.settings["epochs"] / seconds,
+        "train_seconds": seconds,
+        "perplexity": score(model, heldout)["perplexity"],
+        "analogy": evaluate_analogies(v, str(DATA / "questions-words.txt"), restrict=30000)["accuracy"],
+        "ws353": evaluate_word_pairs(v, str(DATA / "wordsim353.tsv"))["spearman"],
+        "depth": int(depths.max()),
+        "weighted_path": float((depths * w).sum()),
+    }
+
+
+def plot(results: dict, path: str) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    archs = list(results)
+    fig, axes = plt.subplots(len(archs), 3, figsize=(14, 3.6 * len(archs)), squeeze=False)
+    for row, arch in enumerate(archs):
+        kinds = list(results[arch])
+        for col, (key, label) in enumerate([("perplexity", "held-out perplexity (lower is better)"),
+                                            ("analogy", "analogy accuracy"),
+                                            ("words_per_s", "training words/s")]):
+            ax = axes[row][col]
+            vals = [results[arch][k][key] for k in kinds]
+            ax.bar(range(len(kinds)), vals, color=["#4c72b0" if k == "huffman" else "#dd8452"
+                                                   if k.startswith("semantic") else "#8c8c8c"
+                                                   for k in kinds])
+            ax.set_xticks(range(len(kinds)), kinds, rotation=30, ha="right", fontsize=8)
+            ax.set_title(f"{arch}: {label}", fontsize=9)
+            if key == "perplexity":
+                lo = min(vals)
+                ax.set_ylim(lo * 0.9, max(vals) * 1.02)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return True
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--corpus", default=str(DATA / "enwiki-17m.txt.gz"))
+    p.add_argument("--held-out", type=int, default=1_000_000, help="words held out at the end")
+    p.add_argument("--archs", default="skipgram,cbow")
+    p.add_argument("--sg-epochs", type=int, default=1)
+    p.add_argument("--cbow-epochs", type=int, default=3)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--kinds", default=",".join(KINDS))
+    p.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "hsw2v-trees"))
+    p.add_argument("--json", default="compare_trees.json")
+    p.add_argument("--png", default="compare_trees.png")
+    a = p.parse_args()
+    workdir = Path(a.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    train_path, heldout = split_corpus(a.corpus, a.held_out, workdir)
+    kinds = a.kinds.split(",")
+    results: dict = {}
+    for arch in a.archs.split(","):
+        epochs = a.sg_epochs if arch == "skipgram" else a.cbow_epochs
+        common = dict(arch=arch, epochs=epochs, threads=a.threads, dim=100, window=5, min_count=5,
+                      sample=1e-3, progress=False)
+        results[arch] = {}
+        huffman_model = None
+        for kind in kinds:
+            extra = {}
+            if kind.startswith("semantic"):
+                if huffman_model is None:
+                    huffman_model = hsw2v.train(train_path, **common)
+                start = time.perf_counter()
+                X = context_means(huffman_model, train_path)
+                means_s = time.perf_counter() - start
+                tree = semantic_tree(X, kind.split("-")[1])
+                extra = {"context_means_seconds": means_s,
+                         "cluster_seconds": time.perf_counter() - start - means_s,
+                         "first_pass_seconds": huffman_model.settings["train_seconds"]}
+                model = hsw2v.train(train_path, vocab=huffman_model.vocab, tree=tree, **common)
+            else:
+                model = hsw2v.train(train_path, tree=kind, **common)
+                if kind == "huffman":
+                    huffman_model = model
+            res = measure(model, heldout, model.settings["train_seconds"])
+            res.update(extra)
+            results[arch][kind] = res
+            print(f"# {arch} {kind}: {json.dumps(res)}", file=sys.stderr, flush=True)
+    print(f"Trained on all but the last {a.held_out:,} words of {Path(a.corpus).name}; "
+          f"skip-gram {a.sg_epochs} epoch(s), CBOW {a.cbow_epochs}; {a.threads} threads.\n")
+    print("| arch | tree | held-out perplexity | analogy | WS353 | train words/s | depth | "
+          "weighted path | tree build |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for arch, rows in results.items():
+        for kind, r in rows.items():
+            build = (f"{r['context_means_seconds']:.1f} s means + {r['cluster_seconds']:.1f} s EM "
+                     f"(+ {r['first_pass_seconds']:.0f} s first pass)" if "cluster_seconds" in r else "")
+            print(f"| {arch} | {kind} | {r['perplexity']:.1f} | {100 * r['analogy']:.1f}% | "
+                  f"{r['ws353']:.3f} | {r['words_per_s'] / 1e3:.0f}k | {r['depth']} | "
+                  f"{r['weighted_path']:.2f} | {build} |")
+    Path(a.json).write_text(json.dumps(results, indent=2))
+    if plot(results, a.png):
+        print(f"\nchart: {a.png}")
+    else:
+        print("\n(no chart: matplotlib is not installed)")
+
+
+if __name__ == "__main__":
+    main()
