@@ -37,11 +37,12 @@ def node_log_probs(H, u):
     left = 0.0
     right = 0.0
     for c in range(H.shape[0]):
-        x = 0.0
+        x = np.float32(0.0)
         for d in range(H.shape[1]):
             x += H[c, d] * u[d]
-        left += log_sigmoid(x)
-        right += log_sigmoid(-x)
+        ls = log_sigmoid(np.float64(x))
+        left += ls
+        right += ls - x  # log σ(−x) = log σ(x) − x
     return left, right
 
 
@@ -87,25 +88,39 @@ def _heap_pop(keys, items, size):
 def best_first(H, syn1, children, root, topn, out_words, out_logp, keys, items):
     """Exact top-``topn`` words for context rows ``H`` by best-first search.
 
-    ``keys``/``items`` are heap scratch of length ≥ V + 1. Fills ``out_*`` and
-    returns (words found, inner nodes expanded).
+    The open node with the highest log-probability is always expanded next; its
+    likelier child is followed directly when it beats the best node on the heap,
+    which saves a push and a pop. ``keys``/``items`` are heap scratch of length
+    ≥ V + 1. Fills ``out_*`` and returns (words found, inner nodes expanded).
     """
     n_words = children.shape[0] + 1
-    size = _heap_push(keys, items, 0, 0.0, n_words + root)
+    size = 0
     found = 0
     expanded = 0
-    while size > 0 and found < topn:
-        logp, node, size = _heap_pop(keys, items, size)
+    node = n_words + root
+    logp = 0.0
+    while True:
         if node < n_words:
             out_words[found] = node
             out_logp[found] = logp
             found += 1
+            if found == topn or size == 0:
+                break
+            logp, node, size = _heap_pop(keys, items, size)
             continue
         inner = node - n_words
         left, right = node_log_probs(H, syn1[inner])
         expanded += 1
-        size = _heap_push(keys, items, size, logp + left, children[inner, 0])
-        size = _heap_push(keys, items, size, logp + right, children[inner, 1])
+        if left >= right:
+            best, best_node, other, other_node = logp + left, children[inner, 0], logp + right, children[inner, 1]
+        else:
+            best, best_node, other, other_node = logp + right, children[inner, 1], logp + left, children[inner, 0]
+        size = _heap_push(keys, items, size, other, other_node)
+        if keys[0] > best:
+            size = _heap_push(keys, items, size, best, best_node)
+            logp, node, size = _heap_pop(keys, items, size)
+        else:
+            logp, node = best, best_node
     return found, expanded
 
 
