@@ -70,6 +70,7 @@ def write_vectors(path: str, words: Sequence[str], matrix: np.ndarray, binary: b
 
     Text values are written with 9 significant digits, so float32 round-trips exactly.
     Binary rows are ``word``, a space, D little-endian float32 values and a newline.
+    A sidecar ``path.cache.npz`` makes reading the file back fast.
     """
     matrix = np.ascontiguousarray(matrix, dtype=np.float32)
     n, dim = matrix.shape
@@ -85,14 +86,58 @@ def write_vectors(path: str, words: Sequence[str], matrix: np.ndarray, binary: b
                 rows = matrix[start:start + 4096].tolist()
                 lines = [f"{w} {fmt % tuple(r)}\n" for w, r in zip(words[start:start + 4096], rows)]
                 f.write("".join(lines).encode("utf-8"))
+    _write_cache(path, words, matrix)
+
+
+CACHE_SUFFIX = ".cache.npz"
+"""A vectors file ``F`` written by hsw2v gets a sidecar ``F.cache.npz`` that loads in
+milliseconds; it is used only while ``F``'s size and modification time match."""
+
+
+def _write_cache(path: str, words: Sequence[str], matrix: np.ndarray) -> None:
+    """Best effort: a cache that cannot be written is simply not there."""
+    try:
+        st = os.stat(path)
+        blob = [w.encode("utf-8") for w in words]
+        offsets = np.zeros(len(blob) + 1, dtype=np.int64)
+        np.cumsum([len(b) for b in blob], out=offsets[1:])
+        with atomic_write(path + CACHE_SUFFIX, "wb") as f:
+            np.savez(f, stamp=np.array([st.st_size, st.st_mtime_ns], dtype=np.int64),
+                     words=np.frombuffer(b"".join(blob), dtype=np.uint8), word_offsets=offsets,
+                     matrix=matrix)
+    except (OSError, HSW2VError):
+        pass
+
+
+def _read_cache(path: str):
+    """Words and matrix from a valid sidecar of ``path``, else None."""
+    cache = path + CACHE_SUFFIX
+    try:
+        st = os.stat(path)
+        with np.load(cache, allow_pickle=False) as z:
+            if z["stamp"].tolist() != [st.st_size, st.st_mtime_ns]:
+                return None
+            blob, offsets, matrix = z["words"].tobytes(), z["word_offsets"], z["matrix"]
+        words = [blob[offsets[i]:offsets[i + 1]].decode("utf-8") for i in range(len(offsets) - 1)]
+        if matrix.dtype != np.float32 or matrix.ndim != 2 or len(words) != len(matrix):
+            return None
+        return words, matrix
+    except (OSError, KeyError, ValueError, UnicodeDecodeError, zipfile.BadZipFile, EOFError):
+        return None
 
 
 def read_vectors(path: str):
-    """Read a word2vec text or binary file (the format is detected) into :class:`Vectors`."""
+    """Read a word2vec text or binary file (the format is detected) into :class:`Vectors`.
+
+    An hsw2v model file (``.npz``) gives its word vectors.
+    """
     from .vectors import Vectors
 
     if path.endswith(".npz"):
         return load_model(path).keyed_vectors()
+    cached = _read_cache(path)
+    if cached is not None:
+        return Vectors(*cached)
     try:
         with open(path, "rb") as f:
             data = f.read()

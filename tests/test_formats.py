@@ -23,6 +23,7 @@ def matrix():
 def test_vectors_round_trip_exactly(tmp_path, matrix, binary):
     path = str(tmp_path / "v.bin")
     write_vectors(path, WORDS, matrix, binary=binary)
+    os.unlink(path + ".cache.npz")  # test the parser, not the cache
     v = read_vectors(path)
     assert v.words == WORDS
     assert np.array_equal(v.matrix, matrix)
@@ -67,6 +68,7 @@ def test_binary_with_wrong_dimension(tmp_path, matrix):
     write_vectors(str(path), WORDS, matrix, binary=True)
     data = path.read_bytes().replace(b"4 7\n", b"4 6\n", 1)
     path.write_bytes(data)
+    os.utime(path, ns=(0, 0))  # the cache no longer matches
     with pytest.raises(HSW2VError):
         read_vectors(str(path))
 
@@ -124,3 +126,19 @@ def test_corrupt_and_foreign_models(tmp_path, small_corpus):
         load_model(str(tmp_path / "v99.npz"))
     with pytest.raises(HSW2VError, match="no such file"):
         load_model(str(tmp_path / "absent.npz"))
+
+
+def test_cache_sidecar_is_used_only_while_fresh(tmp_path, matrix):
+    path = tmp_path / "v.txt"
+    write_vectors(str(path), WORDS, matrix)
+    cache = tmp_path / "v.txt.cache.npz"
+    assert cache.exists()
+    assert np.array_equal(read_vectors(str(path)).matrix, matrix)
+    # replace the text file by hand: the stale cache must be ignored
+    other = matrix + 1
+    lines = [f"{len(WORDS)} {matrix.shape[1]}"] + [
+        w + " " + " ".join(f"{x:.9g}" for x in row) for w, row in zip(WORDS, other)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert np.array_equal(read_vectors(str(path)).matrix, other)
+    cache.write_bytes(b"junk")  # a corrupt cache is ignored too
+    assert np.array_equal(read_vectors(str(path)).matrix, other)
