@@ -71,7 +71,6 @@ def vocab(corpus: str, output: str | None, min_count: int, max_vocab: int | None
     """
     from .corpus import count_words
     from .formats import check_writable
-    from .vocab import Vocab
 
     if min_count < 1:
         raise HSW2VError(f"--min-count must be at least 1, got {min_count}")
@@ -79,10 +78,10 @@ def vocab(corpus: str, output: str | None, min_count: int, max_vocab: int | None
         raise HSW2VError(f"--max-vocab must be at least 1, got {max_vocab}")
     if output:
         check_writable(output)
-    counts, tokens = count_words(corpus, progress=not quiet)
-    if tokens == 0:
+    counts = count_words(corpus, progress=not quiet)
+    if counts.tokens == 0:
         raise HSW2VError(f"{corpus}: the corpus is empty (no words)")
-    kept = Vocab.from_counts(counts, min_count, max_vocab)
+    kept = counts.to_vocab(min_count, max_vocab)
     if output:
         kept.save(output)
     else:
@@ -91,7 +90,7 @@ def vocab(corpus: str, output: str | None, min_count: int, max_vocab: int | None
             out.write(f"{w} {c}\n")
     if not quiet:
         click.echo(
-            f"{tokens} tokens, {len(counts)} types; {len(kept)} types kept "
+            f"{counts.tokens} tokens, {len(counts)} types; {len(kept)} types kept "
             f"(min-count {min_count}) covering {kept.total} tokens",
             err=True,
         )

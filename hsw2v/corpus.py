@@ -16,9 +16,9 @@ import shutil
 import sys
 import tempfile
 import zlib
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import BinaryIO
 
 import numpy as np
@@ -109,21 +109,72 @@ def _validate(block: bytes, path: str, offset: int) -> None:
         ) from None
 
 
-def count_words(path: str, progress: bool = False) -> tuple[Counter, int]:
-    """Count every word of the corpus in one pass: (Counter of bytes → count, tokens)."""
+@dataclass
+class WordCounts:
+    """Every distinct word of a corpus (UTF-8 bytes, in order of first occurrence)
+    with its count, and the number of tokens."""
+
+    word_bytes: np.ndarray
+    offsets: np.ndarray
+    counts: np.ndarray
+    tokens: int
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+    def word(self, i: int) -> str:
+        return self.word_bytes[self.offsets[i]:self.offsets[i + 1]].tobytes().decode("utf-8")
+
+    def as_dict(self) -> dict[str, int]:
+        """{word: count}; fine for small corpora and tests."""
+        return {self.word(i): int(c) for i, c in enumerate(self.counts)}
+
+    def to_vocab(self, min_count: int = 5, max_vocab: int | None = None):
+        """The words with count ≥ min_count, most frequent first (first occurrence breaks ties)."""
+        from .vocab import Vocab
+
+        kept = np.flatnonzero(self.counts >= min_count)
+        kept = kept[np.argsort(-self.counts[kept], kind="stable")][:max_vocab]
+        return Vocab([self.word(i) for i in kept.tolist()], self.counts[kept])
+
+
+def count_words(path: str, progress: bool = False) -> WordCounts:
+    """Count every word of the corpus in one streaming pass (a numba hash table)."""
     from tqdm import tqdm
 
-    counts: Counter = Counter()
-    tokens = 0
+    from .kernels import build_table, count_block
+
+    table = np.full(1 << 16, -1, dtype=np.int32)
+    arena = np.empty(1 << 20, dtype=np.uint8)
+    offsets = np.zeros((1 << 15) + 1, dtype=np.int64)
+    counts = np.zeros(1 << 15, dtype=np.int64)
+    n_types = used = tokens = 0
     blocks = iter_blocks(path)
     first = next(blocks, None)  # open errors come before the bar is drawn
     with tqdm(unit="word", unit_scale=True, disable=not progress, desc="vocab", leave=False) as bar:
         for block in itertools.chain([first] if first is not None else [], blocks):
-            words = block.split()
-            tokens += len(words)
-            counts.update(words)
-            bar.update(len(words))
-    return counts, tokens
+            buf = np.frombuffer(block, dtype=np.uint8)
+            need = n_types + len(buf) // 2 + 1
+            if len(arena) - used < len(buf):
+                arena = _grown(arena, used + len(buf))
+            if len(counts) < need:
+                counts = _grown(counts, need)
+                offsets = _grown(offsets, need + 1)
+            if 2 * need > len(table):
+                table = np.full(1 << (2 * need).bit_length(), -1, dtype=np.int32)
+                build_table(arena, offsets[:n_types + 1], table)
+            n_types, used, n = count_block(buf, table, arena, offsets, counts, n_types, used)
+            tokens += n
+            bar.update(n)
+    return WordCounts(arena[:used].copy(), offsets[:n_types + 1].copy(), counts[:n_types].copy(),
+                      tokens)
+
+
+def _grown(a: np.ndarray, size: int) -> np.ndarray:
+    """``a`` copied into an array of at least ``size`` elements (doubling)."""
+    out = np.zeros(max(size, 2 * len(a)), dtype=a.dtype)
+    out[:len(a)] = a
+    return out
 
 
 @contextmanager

@@ -72,6 +72,57 @@ def lookup(buf, start, end, table, word_bytes, word_offsets):
 
 
 @njit(**JIT)
+def is_space(c):
+    """ASCII whitespace as Python's bytes.split() sees it: space, \\t, \\n, \\v, \\f, \\r."""
+    return c == 32 or 9 <= c <= 13
+
+
+@njit(**JIT)
+def count_block(buf, table, arena, offsets, counts, n_types, arena_used):
+    """Count the words of ``buf``; a new word gets the next id and its bytes go to ``arena``.
+
+    The caller guarantees room for ``len(buf)`` more bytes and ``len(buf) // 2 + 1``
+    more words, with the table at most half full. Returns (types, arena bytes, tokens).
+    """
+    mask = np.uint64(len(table) - 1)
+    tokens = 0
+    i = 0
+    n = len(buf)
+    while i < n:
+        if is_space(buf[i]):
+            i += 1
+            continue
+        j = i + 1
+        while j < n and not is_space(buf[j]):
+            j += 1
+        slot = fnv1a(buf, i, j) & mask
+        while True:
+            w = table[slot]
+            if w < 0:
+                table[slot] = n_types
+                arena[arena_used:arena_used + j - i] = buf[i:j]
+                arena_used += j - i
+                offsets[n_types + 1] = arena_used
+                counts[n_types] = 1
+                n_types += 1
+                break
+            lo = offsets[w]
+            if offsets[w + 1] - lo == j - i:
+                same = True
+                for k in range(j - i):
+                    if arena[lo + k] != buf[i + k]:
+                        same = False
+                        break
+                if same:
+                    counts[w] += 1
+                    break
+            slot = (slot + np.uint64(1)) & mask
+        tokens += 1
+        i = j
+    return n_types, arena_used, tokens
+
+
+@njit(**JIT)
 def encode_block(buf, table, word_bytes, word_offsets, ids, sent_ends):
     """Turn a byte block into word ids, dropping words not in the vocabulary.
 
@@ -92,13 +143,12 @@ def encode_block(buf, table, word_bytes, word_offsets, ids, sent_ends):
                 n_sents += 1
                 last_end = n_ids
             i += 1
-        elif c == 32 or c == 9 or c == 13 or c == 11 or c == 12:
+        elif is_space(c):
             i += 1
         else:
             j = i + 1
             while j < n:
-                d = buf[j]
-                if d == 32 or d == 10 or d == 9 or d == 13 or d == 11 or d == 12:
+                if is_space(buf[j]):
                     break
                 j += 1
             w = lookup(buf, i, j, table, word_bytes, word_offsets)

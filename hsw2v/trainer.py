@@ -82,12 +82,12 @@ def available_cores() -> int:
 def build_vocab(corpus: str, min_count: int = 5, max_vocab: int | None = None,
                 progress: bool = False) -> tuple[Vocab, int]:
     """Count the corpus in one pass; return the pruned vocabulary and the token count."""
-    counts, tokens = count_words(corpus, progress=progress)
-    if tokens == 0:
+    counts = count_words(corpus, progress=progress)
+    if counts.tokens == 0:
         raise HSW2VError(f"{corpus}: the corpus is empty (no words)")
-    vocab = Vocab.from_counts(counts, min_count, max_vocab)
+    vocab = counts.to_vocab(min_count, max_vocab)
     check_vocab(vocab, min_count, corpus)
-    return vocab, tokens
+    return vocab, counts.tokens
 
 
 def check_vocab(vocab: Vocab, min_count: int, corpus: str) -> None:

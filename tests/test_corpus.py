@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from hsw2v.corpus import count_words, iter_blocks
+from hsw2v.vocab import Vocab
 from hsw2v.errors import HSW2VError
 from hsw2v.corpus import WordTable
 
@@ -30,9 +31,11 @@ def test_blocks_keep_every_word(tmp_path, block):
     assert b"".join(blocks) == text.encode()
     for b in blocks[:-1]:
         assert b[-1:].isspace()
-    counts, tokens = count_words(str(path))
-    assert tokens == len(text.split())
-    assert counts == Counter(w.encode() for w in text.split())
+    counts = count_words(str(path))
+    assert counts.tokens == len(text.split())
+    assert counts.as_dict() == Counter(text.split())
+    # ids follow first occurrence
+    assert [counts.word(i) for i in range(len(counts))] == list(dict.fromkeys(text.split()))
 
 
 def test_long_line_is_streamed(tmp_path, monkeypatch):
@@ -41,8 +44,8 @@ def test_long_line_is_streamed(tmp_path, monkeypatch):
     path.write_text(" ".join(words))  # one line, no newline
     sizes = [len(b) for b in iter_blocks(str(path), block_bytes=4096)]
     assert max(sizes) < 4096 + 10
-    counts, tokens = count_words(str(path))
-    assert tokens == 200_000 and sum(counts.values()) == 200_000
+    counts = count_words(str(path))
+    assert counts.tokens == 200_000 and counts.counts.sum() == 200_000 and len(counts) == 97
 
 
 def test_compressed(tmp_path):
@@ -51,8 +54,8 @@ def test_compressed(tmp_path):
     gz.write_bytes(gzip.compress(text.encode()))
     bz.write_bytes(bz2.compress(text.encode()))
     for p in (gz, bz):
-        counts, tokens = count_words(str(p))
-        assert tokens == 300 and counts[b"the"] == 100
+        counts = count_words(str(p))
+        assert counts.tokens == 300 and counts.as_dict()["the"] == 100
 
 
 @pytest.mark.parametrize(
@@ -104,3 +107,25 @@ def test_encode_matches_python_split():
             expected_ends.append(len(expected))
     assert ids.tolist() == expected
     assert ends.tolist() == expected_ends
+
+
+def test_many_types_grow_the_table(tmp_path):
+    words = [f"w{i}" for i in range(300_000)] * 2
+    path = tmp_path / "many.txt"
+    path.write_text(" ".join(words))
+    counts = count_words(str(path))
+    assert len(counts) == 300_000 and counts.tokens == 600_000
+    assert set(counts.counts.tolist()) == {2}
+    vocab = counts.to_vocab(min_count=1, max_vocab=10)
+    assert vocab.words == [f"w{i}" for i in range(10)]  # ties: first occurrence first
+
+
+def test_to_vocab_matches_dict_version(tmp_path):
+    text = random_text(np.random.default_rng(9), 4000)
+    path = tmp_path / "c.txt"
+    path.write_text(text)
+    counts = count_words(str(path))
+    for min_count in (1, 50, 400):
+        a = counts.to_vocab(min_count)
+        b = Vocab.from_counts(Counter(text.split()), min_count)
+        assert a.words == b.words and a.counts.tolist() == b.counts.tolist()

@@ -17,9 +17,11 @@ def test_planted_groups_are_neighbours(planted, arch):
             total += 1
     assert hits / total >= 0.95
     losses = model.settings["epoch_loss"]
-    assert losses[-1] < losses[0]
-    # a random guess costs log V nats; the planted groups make the words far likelier
+    # a uniform guess costs log V nats; knowing the group, log(group size) is the floor
+    # for a fresh example (within a window the path has just seen the target, so the
+    # reported loss can dip a little below it)
     assert losses[-1] < np.log(len(group_of)) - 0.5
+    assert abs(losses[-1] - np.log(len(groups[0]))) < 0.3
 
 
 def test_single_thread_is_deterministic(small_corpus):
