@@ -98,13 +98,10 @@ def _write_cache(path: str, words: Sequence[str], matrix: np.ndarray) -> None:
     """Best effort: a cache that cannot be written is simply not there."""
     try:
         st = os.stat(path)
-        blob = [w.encode("utf-8") for w in words]
-        offsets = np.zeros(len(blob) + 1, dtype=np.int64)
-        np.cumsum([len(b) for b in blob], out=offsets[1:])
+        blob = "\n".join(words).encode("utf-8")  # words never contain whitespace
         with atomic_write(path + CACHE_SUFFIX, "wb") as f:
             np.savez(f, stamp=np.array([st.st_size, st.st_mtime_ns], dtype=np.int64),
-                     words=np.frombuffer(b"".join(blob), dtype=np.uint8), word_offsets=offsets,
-                     matrix=matrix)
+                     words=np.frombuffer(blob, dtype=np.uint8), matrix=matrix)
     except (OSError, HSW2VError):
         pass
 
@@ -117,8 +114,8 @@ def _read_cache(path: str):
         with np.load(cache, allow_pickle=False) as z:
             if z["stamp"].tolist() != [st.st_size, st.st_mtime_ns]:
                 return None
-            blob, offsets, matrix = z["words"].tobytes(), z["word_offsets"], z["matrix"]
-        words = [blob[offsets[i]:offsets[i + 1]].decode("utf-8") for i in range(len(offsets) - 1)]
+            words = z["words"].tobytes().decode("utf-8").split("\n")
+            matrix = z["matrix"]
         if matrix.dtype != np.float32 or matrix.ndim != 2 or len(words) != len(matrix):
             return None
         return words, matrix

@@ -45,7 +45,7 @@ class Vectors:
         if self._unit is None:
             norms = np.linalg.norm(self.matrix, axis=1, keepdims=True)
             norms[norms == 0] = 1.0
-            self._unit = (self.matrix / norms).astype(np.float32)
+            self._unit = self.matrix / norms  # float32 throughout
         return self._unit
 
     def index_of(self, word: str) -> int:

@@ -66,6 +66,50 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+JIT_PROBE = """
+import os, sys, tempfile, time
+start = time.perf_counter()
+import hsw2v
+imported = time.perf_counter()
+with tempfile.TemporaryDirectory() as d:
+    path = os.path.join(d, "c.txt")
+    with open(path, "w") as f:
+        f.write("a b c d e f g h\\n" * 50)
+    for arch in ("skipgram", "cbow"):
+        m = hsw2v.train(path, arch=arch, min_count=1, dim=8, epochs=1, threads=1, progress=False)
+    hsw2v.score(m, path)
+    m.predict(["a"], 3)
+print(imported - start, time.perf_counter() - imported)
+"""
+
+
+def jit_times() -> dict:
+    """Seconds to compile every kernel (empty numba cache) and to load them cached."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        out = {}
+        for label in ("cold", "cached"):
+            start = time.perf_counter()
+            proc = subprocess.run([sys.executable, "-c", JIT_PROBE], env=env, capture_output=True,
+                                  text=True, check=True)
+            wall = time.perf_counter() - start
+            _, kernels = map(float, proc.stdout.split())
+            out[label] = {"process_wall": wall, "kernels": kernels}
+    return out
+
+
+def scaling(corpus: str, arch: str, epochs: int, workdir: Path) -> dict:
+    """Training words/s (the kernels' phase only) with 1 and with 2 threads."""
+    out = {}
+    for threads in (1, 2):
+        code = (f"import hsw2v, json; m = hsw2v.train({corpus!r}, arch={arch!r}, epochs={epochs}, "
+                f"threads={threads}, progress=False); "
+                "print(json.dumps(m.vocab.total * m.settings['epochs'] / m.settings['train_seconds']))")
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        out[threads] = float(proc.stdout.strip().splitlines()[-1])
+    return out
+
+
 def line_broken_copy(corpus: str, workdir: Path) -> str:
     """The corpus with a newline every 1,000 words (gensim's corpus_file needs lines)."""
     target = workdir / (Path(corpus).name.removesuffix(".gz") + ".lines")
@@ -118,6 +162,9 @@ def main() -> None:
     p.add_argument("--systems", default="hsw2v,gensim")
     p.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "hsw2v-bench"))
     p.add_argument("--json", help="also write the raw results here")
+    p.add_argument("--jit", action="store_true", help="only time JIT compilation, cold and cached")
+    p.add_argument("--scaling", action="store_true",
+                   help="only compare training words/s at 1 and 2 threads")
     p.add_argument("--child", help=argparse.SUPPRESS)
     p.add_argument("--out", help=argparse.SUPPRESS)
     p.add_argument("--seed", type=int, default=1, help=argparse.SUPPRESS)
@@ -127,6 +174,21 @@ def main() -> None:
         return
     workdir = Path(a.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
+    if a.jit:
+        t = jit_times()
+        print(f"JIT, cold (empty cache): {t['cold']['kernels']:.1f} s compiling "
+              f"({t['cold']['process_wall']:.1f} s process)")
+        print(f"JIT, cached: {t['cached']['kernels']:.2f} s loading "
+              f"({t['cached']['process_wall']:.1f} s process)")
+        return
+    if a.scaling:
+        for arch, epochs in ([(a.arch, a.epochs or 1)] if a.arch else [("skipgram", 1), ("cbow", 1)]):
+            runs = [scaling(a.corpus, arch, epochs, workdir) for _ in range(a.runs)]
+            one = statistics.median(r[1] for r in runs)
+            two = statistics.median(r[2] for r in runs)
+            print(f"{arch}: 1 thread {one / 1e3:.0f}k words/s, 2 threads {two / 1e3:.0f}k words/s, "
+                  f"speed-up {two / one:.2f}x (median of {a.runs})")
+        return
     systems = a.systems.split(",")
     gensim_corpus = line_broken_copy(a.corpus, workdir) if "gensim" in systems else None
     jobs = [(a.arch, a.epochs)] if a.arch else [("skipgram", 1), ("cbow", 3)]
