@@ -173,20 +173,17 @@ NEG_LOG_SIGMOID = np.logaddexp(0.0, -_LUT_X).astype(np.float32)
 
 @njit(**JIT)
 def branch_loss_grad(z):
-    """(−log σ(z), 1 − σ(z)) by linear interpolation in tables (error < 1e-6).
+    """(−log σ(z), 1 − σ(z)) by linear interpolation in tables (error < 1e-6), branch-free.
 
-    z is the score of the branch taken: h·u for code 0, −h·u for code 1.
+    z is the score of the branch taken: h·u for code 0, −h·u for code 1. Beyond
+    −LUT_MAX the loss continues as −z.
     """
-    if z >= LUT_MAX:
-        return 0.0, np.float32(0.0)
-    if z <= -LUT_MAX:
-        return -z, np.float32(1.0)
-    t = (z + LUT_MAX) * _LUT_SCALE
+    t = min(max((z + LUT_MAX) * _LUT_SCALE, 0.0), _LUT_SIZE - 1e-3)
     i = int(t)
     frac = t - i
     loss = NEG_LOG_SIGMOID[i] + frac * (NEG_LOG_SIGMOID[i + 1] - NEG_LOG_SIGMOID[i])
     sig = SIGMOID[i] + frac * (SIGMOID[i + 1] - SIGMOID[i])
-    return loss, np.float32(1.0) - sig
+    return loss + max(-z - LUT_MAX, 0.0), np.float32(1.0) - sig
 
 
 @njit(**JIT)
@@ -204,12 +201,10 @@ def hs_step(h, target, syn1, path_offsets, path_nodes, path_codes, alpha, grad_h
         x = np.float32(0.0)
         for d in range(dim):
             x += h[d] * u[d]
-        code0 = path_codes[p] == 0  # code 0: P = σ(x); code 1: P = σ(−x)
-        branch_loss, slope = branch_loss_grad(x if code0 else -x)
+        sign = np.float32(1.0) - np.float32(2.0) * np.float32(path_codes[p])  # code 0: σ(x)
+        branch_loss, slope = branch_loss_grad(sign * x)
         loss += branch_loss
-        if slope == 0.0:
-            continue
-        g = slope * alpha if code0 else -slope * alpha
+        g = sign * slope * alpha
         for d in range(dim):
             grad_h[d] += g * u[d]
             u[d] += g * h[d]
@@ -237,8 +232,65 @@ def subsample(ids, start, end, keep_prob, r, sen, sen_pos):
 
 
 @njit(**JIT)
+def skipgram_centre(target, ctx, n_ctx, syn0, syn1, path_offsets, path_nodes, path_codes,
+                    alpha, H, grad, gram, cross, g):
+    """Skip-gram steps for one centre word and its ``n_ctx`` context words ``ctx``.
+
+    Gives word2vec.c's result, where the context words take turns and each sees the
+    node vectors as the previous ones left them, but reads each node vector once:
+    context c's score on node u is h_c·u + Σ_{c'<c} g_c' (h_c·h_c'), from the Gram
+    matrix of the contexts, and the gradient it sends to h_c picks up the matching
+    Σ_{c'<c} (Σ_n g_cn g_c'n) h_c' at the end. Returns Σ_c −log P(target | c).
+    """
+    dim = syn0.shape[1]
+    for c in range(n_ctx):
+        row = syn0[ctx[c]]
+        for d in range(dim):
+            H[c, d] = row[d]
+            grad[c, d] = 0.0
+        for c2 in range(c):
+            s = np.float32(0.0)
+            for d in range(dim):
+                s += H[c, d] * H[c2, d]
+            gram[c, c2] = s
+            cross[c, c2] = 0.0
+    loss = 0.0
+    for p in range(path_offsets[target], path_offsets[target + 1]):
+        u = syn1[path_nodes[p]]
+        sign = np.float32(1.0) - np.float32(2.0) * np.float32(path_codes[p])
+        for c in range(n_ctx):
+            x = np.float32(0.0)
+            for d in range(dim):
+                x += H[c, d] * u[d]
+            for c2 in range(c):
+                x += g[c2] * gram[c, c2]
+            branch_loss, slope = branch_loss_grad(sign * x)
+            loss += branch_loss
+            g[c] = sign * slope * alpha
+            for c2 in range(c):
+                cross[c, c2] += g[c] * g[c2]
+        for c in range(n_ctx):
+            gc = g[c]
+            for d in range(dim):
+                grad[c, d] += gc * u[d]
+        for c in range(n_ctx):
+            gc = g[c]
+            for d in range(dim):
+                u[d] += gc * H[c, d]
+    for c in range(n_ctx):
+        for c2 in range(c):
+            m = cross[c, c2]
+            for d in range(dim):
+                grad[c, d] += m * H[c2, d]
+        row = syn0[ctx[c]]
+        for d in range(dim):
+            row[d] += grad[c, d]
+    return loss
+
+
+@njit(**JIT)
 def train_skipgram(ids, sent_ends, n_sents, syn0, syn1, path_offsets, path_nodes,
-                   path_codes, keep_prob, window, alpha0, alpha1, rng, sen, sen_pos, grad_h):
+                   path_codes, keep_prob, window, alpha0, alpha1, rng, sen, sen_pos):
     """Skip-gram over one block: each context word's vector predicts the centre word.
 
     The learning rate falls linearly from ``alpha0`` at the block's first word to
@@ -246,6 +298,14 @@ def train_skipgram(ids, sent_ends, n_sents, syn0, syn1, path_offsets, path_nodes
     """
     n_words = sent_ends[n_sents - 1] if n_sents > 0 else 0
     slope = (alpha1 - alpha0) / max(n_words, 1)
+    dim = syn0.shape[1]
+    width = 2 * window
+    H = np.empty((width, dim), dtype=np.float32)
+    grad = np.empty((width, dim), dtype=np.float32)
+    gram = np.empty((width, width), dtype=np.float32)
+    cross = np.empty((width, width), dtype=np.float32)
+    g = np.empty(width, dtype=np.float32)
+    ctx = np.empty(width, dtype=np.int32)
     r = rng[0]
     loss = 0.0
     n_examples = 0
@@ -258,18 +318,15 @@ def train_skipgram(ids, sent_ends, n_sents, syn0, syn1, path_offsets, path_nodes
             alpha = np.float32(alpha0 + slope * sen_pos[i])
             r = lcg_next(r)
             b = np.int64(r >> np.uint64(16)) % window
-            lo = max(0, i - window + b)
-            hi = min(m, i + window - b + 1)
-            target = sen[i]
-            for j in range(lo, hi):
-                if j == i:
-                    continue
-                h = syn0[sen[j]]
-                grad_h[:] = 0.0
-                loss += hs_step(h, target, syn1, path_offsets, path_nodes, path_codes,
-                                alpha, grad_h)
-                h += grad_h
-                n_examples += 1
+            n_ctx = 0
+            for j in range(max(0, i - window + b), min(m, i + window - b + 1)):
+                if j != i:
+                    ctx[n_ctx] = sen[j]
+                    n_ctx += 1
+            if n_ctx > 0:
+                loss += skipgram_centre(sen[i], ctx, n_ctx, syn0, syn1, path_offsets, path_nodes,
+                                        path_codes, alpha, H, grad, gram, cross, g)
+                n_examples += n_ctx
     rng[0] = r
     return loss, n_examples
 

@@ -210,7 +210,7 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool) -> li
                           tree.path_offsets, tree.path_nodes, tree.path_codes, keep,
                           s.window, a0, a1)
                 if s.arch == "skipgram":
-                    loss, n = kernels.train_skipgram(*common, rng, sen, sen_pos, grad_h)
+                    loss, n = kernels.train_skipgram(*common, rng, sen, sen_pos)
                 else:
                     loss, n = kernels.train_cbow(*common, s.cbow_mean, rng, sen, sen_pos, h, grad_h)
             except BaseException as e:  # surfaced by the main thread

@@ -94,7 +94,7 @@ def test_reported_loss_is_mean_neg_log_prob(arch):
     args = (ids, ends, len(ends), syn0, syn1, tree.path_offsets, tree.path_nodes,
             tree.path_codes, keep, window, 0.0, 0.0)
     if arch == "skipgram":
-        loss, n = kernels.train_skipgram(*args, rng_state, sen, pos, g)
+        loss, n = kernels.train_skipgram(*args, rng_state, sen, pos)
     else:
         loss, n = kernels.train_cbow(*args, True, rng_state, sen, pos, h, g)
     expect, count, start = 0.0, 0, 0
@@ -152,3 +152,42 @@ def test_subsampling_follows_word2vec():
     m, _ = kernels.subsample(ids, 0, len(ids), keep, np.uint64(7), sen, pos)
     assert m / len(ids) == pytest.approx(keep[0], abs=0.01)
     assert np.all(np.diff(pos[:m]) > 0)
+
+
+def test_skipgram_matches_word2vec_order():
+    """The batched centre step equals word2vec.c's one-context-at-a-time updates."""
+    rng = np.random.default_rng(3)
+    V, D, window = 23, 16, 3
+    tree = huffman(np.sort(rng.integers(5, 500, size=V))[::-1].astype(np.int64))
+    syn0 = rng.normal(0, 0.3, (V, D)).astype(np.float32)
+    syn1 = rng.normal(0, 0.3, (V - 1, D)).astype(np.float32)
+    ids = (np.arange(200) * 7 % V).astype(np.int32)  # no word twice within a window
+    ends = np.array([120, 200], dtype=np.int64)
+    keep = np.ones(V, dtype=np.float32)
+    a0, a1 = 0.1, 0.05
+    # reference: word2vec.c's loop, with the same random window draws
+    ref0, ref1 = syn0.copy(), syn1.copy()
+    mask = (1 << 64) - 1
+    r, ref_loss, ref_n, start = 9, 0.0, 0, 0
+    for end in ends:
+        sent = ids[start:end]
+        for i in range(len(sent)):
+            alpha = np.float32(a0 + (a1 - a0) / 200 * (start + i))
+            r = (r * 25214903917 + 11) & mask
+            b = (r >> 16) % window
+            for j in range(max(0, i - window + b), min(len(sent), i + window - b + 1)):
+                if j != i:
+                    g = np.zeros(D, np.float32)
+                    ref_loss += kernels.hs_step(ref0[sent[j]], sent[i], ref1, tree.path_offsets,
+                                                tree.path_nodes, tree.path_codes, alpha, g)
+                    ref0[sent[j]] += g
+                    ref_n += 1
+        start = end
+    sen, pos = np.empty(200, np.int32), np.empty(200, np.int64)
+    loss, n = kernels.train_skipgram(ids, ends, 2, syn0, syn1, tree.path_offsets, tree.path_nodes,
+                                     tree.path_codes, keep, window, a0, a1,
+                                     np.array([9], np.uint64), sen, pos)
+    assert n == ref_n
+    assert loss == pytest.approx(ref_loss, rel=1e-5)
+    np.testing.assert_allclose(syn0, ref0, atol=2e-5)
+    np.testing.assert_allclose(syn1, ref1, atol=2e-5)
