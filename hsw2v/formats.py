@@ -16,6 +16,7 @@ Model file (``.npz``, written with :func:`numpy.savez`, read with
 """
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import tempfile
@@ -30,6 +31,14 @@ from .errors import HSW2VError
 
 MODEL_FORMAT = "hsw2v-model"
 MODEL_VERSION = 1
+
+
+def release_free_memory() -> None:
+    """Hand freed heap memory back to the OS (glibc only), to keep the peak RSS low."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 @contextmanager
@@ -70,7 +79,7 @@ def write_vectors(path: str, words: Sequence[str], matrix: np.ndarray, binary: b
 
     Text values are written with 9 significant digits, so float32 round-trips exactly.
     Binary rows are ``word``, a space, D little-endian float32 values and a newline.
-    A sidecar ``path.cache.npz`` makes reading the file back fast.
+    A sidecar ``path.cache`` makes reading the file back fast.
     """
     matrix = np.ascontiguousarray(matrix, dtype=np.float32)
     n, dim = matrix.shape
@@ -82,16 +91,20 @@ def write_vectors(path: str, words: Sequence[str], matrix: np.ndarray, binary: b
                 f.write(w.encode("utf-8") + b" " + row.tobytes() + b"\n")
         else:
             fmt = " ".join(["%.9g"] * dim)
-            for start in range(0, n, 4096):
-                rows = matrix[start:start + 4096].tolist()
-                lines = [f"{w} {fmt % tuple(r)}\n" for w, r in zip(words[start:start + 4096], rows)]
+            for start in range(0, n, 1024):
+                rows = matrix[start:start + 1024].tolist()
+                lines = [f"{w} {fmt % tuple(r)}\n" for w, r in zip(words[start:start + 1024], rows)]
                 f.write("".join(lines).encode("utf-8"))
     _write_cache(path, words, matrix)
 
 
-CACHE_SUFFIX = ".cache.npz"
-"""A vectors file ``F`` written by hsw2v gets a sidecar ``F.cache.npz`` that loads in
-milliseconds; it is used only while ``F``'s size and modification time match."""
+CACHE_SUFFIX = ".cache"
+"""A vectors file ``F`` written by hsw2v gets a sidecar ``F.cache`` that loads in
+milliseconds; it is used only while ``F``'s size and modification time match.
+
+Its layout: one line of JSON (``{"format": "hsw2v-vectors-cache", "size", "mtime_ns",
+"words", "dim", "word_bytes"}``), then the words' UTF-8 bytes joined by newlines,
+then the float32 matrix, little-endian, row by row."""
 
 
 def _write_cache(path: str, words: Sequence[str], matrix: np.ndarray) -> None:
@@ -99,27 +112,31 @@ def _write_cache(path: str, words: Sequence[str], matrix: np.ndarray) -> None:
     try:
         st = os.stat(path)
         blob = "\n".join(words).encode("utf-8")  # words never contain whitespace
+        header = {"format": "hsw2v-vectors-cache", "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+                  "words": len(words), "dim": int(matrix.shape[1]), "word_bytes": len(blob)}
         with atomic_write(path + CACHE_SUFFIX, "wb") as f:
-            np.savez(f, stamp=np.array([st.st_size, st.st_mtime_ns], dtype=np.int64),
-                     words=np.frombuffer(blob, dtype=np.uint8), matrix=matrix)
+            f.write(json.dumps(header).encode() + b"\n" + blob)
+            matrix.astype("<f4", copy=False).tofile(f)
     except (OSError, HSW2VError):
         pass
 
 
 def _read_cache(path: str):
     """Words and matrix from a valid sidecar of ``path``, else None."""
-    cache = path + CACHE_SUFFIX
     try:
         st = os.stat(path)
-        with np.load(cache, allow_pickle=False) as z:
-            if z["stamp"].tolist() != [st.st_size, st.st_mtime_ns]:
+        with open(path + CACHE_SUFFIX, "rb") as f:
+            header = json.loads(f.readline())
+            if (header.get("format") != "hsw2v-vectors-cache"
+                    or [header["size"], header["mtime_ns"]] != [st.st_size, st.st_mtime_ns]):
                 return None
-            words = z["words"].tobytes().decode("utf-8").split("\n")
-            matrix = z["matrix"]
-        if matrix.dtype != np.float32 or matrix.ndim != 2 or len(words) != len(matrix):
+            n, dim = int(header["words"]), int(header["dim"])
+            words = f.read(int(header["word_bytes"])).decode("utf-8").split("\n")
+            matrix = np.fromfile(f, dtype="<f4", count=n * dim)
+        if len(words) != n or matrix.size != n * dim:
             return None
-        return words, matrix
-    except (OSError, KeyError, ValueError, UnicodeDecodeError, zipfile.BadZipFile, EOFError):
+        return words, matrix.reshape(n, dim).astype(np.float32, copy=False)
+    except (OSError, KeyError, TypeError, ValueError, UnicodeDecodeError, AttributeError):
         return None
 
 

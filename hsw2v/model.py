@@ -138,8 +138,9 @@ class Model:
 
     def save_vectors(self, path: str, binary: bool = False) -> None:
         """Write the word vectors in word2vec text (or binary) format, atomically."""
-        from .formats import write_vectors
+        from .formats import release_free_memory, write_vectors
 
+        release_free_memory()
         write_vectors(path, self.vocab.words, self.vectors, binary)
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from .corpus import WordTable, count_words, iter_blocks, rereadable
 from .errors import HSW2VError
+from .formats import release_free_memory
 from .model import Model
 from .semantic import SPLITS
 from .tree import TREE_KINDS, Tree, build_tree, huffman
@@ -140,8 +141,10 @@ def train(corpus: str, *, vocab: Vocab | None = None, tree: Tree | str | None = 
             extra["tree_seconds"] = time.perf_counter() - start
         if len(tree) != len(vocab):
             raise HSW2VError(f"the tree has {len(tree)} leaves but the vocabulary {len(vocab)} words")
-        rng = np.random.default_rng(s.seed)
-        vectors = ((rng.random((len(vocab), s.dim), dtype=np.float32) - 0.5) / s.dim)
+        release_free_memory()  # the counting pass's garbage, before the big allocations
+        vectors = np.random.default_rng(s.seed).random((len(vocab), s.dim), dtype=np.float32)
+        vectors -= 0.5
+        vectors /= s.dim  # uniform in ±0.5/dim, as word2vec.c
         node_vectors = np.zeros((len(vocab) - 1, s.dim), dtype=np.float32)
         model = Model(vocab, tree, vectors, node_vectors, {})
         start = time.perf_counter()

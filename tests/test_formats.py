@@ -23,7 +23,7 @@ def matrix():
 def test_vectors_round_trip_exactly(tmp_path, matrix, binary):
     path = str(tmp_path / "v.bin")
     write_vectors(path, WORDS, matrix, binary=binary)
-    os.unlink(path + ".cache.npz")  # test the parser, not the cache
+    os.unlink(path + ".cache")  # test the parser, not the cache
     v = read_vectors(path)
     assert v.words == WORDS
     assert np.array_equal(v.matrix, matrix)
@@ -131,7 +131,7 @@ def test_corrupt_and_foreign_models(tmp_path, small_corpus):
 def test_cache_sidecar_is_used_only_while_fresh(tmp_path, matrix):
     path = tmp_path / "v.txt"
     write_vectors(str(path), WORDS, matrix)
-    cache = tmp_path / "v.txt.cache.npz"
+    cache = tmp_path / "v.txt.cache"
     assert cache.exists()
     assert np.array_equal(read_vectors(str(path)).matrix, matrix)
     # replace the text file by hand: the stale cache must be ignored
