@@ -187,17 +187,22 @@ def branch_loss_grad(z):
 
 
 @njit(**JIT)
-def hs_step(h, target, syn1, path_offsets, path_nodes, path_codes, alpha, grad_h):
+def hs_step(h, target, syn1, hot_rows, hot_slot, path_offsets, path_nodes, path_codes, alpha,
+            grad_h):
     """One SGD step of hierarchical softmax for predicting ``target`` from ``h``.
 
     Updates the inner-node vectors on the target's path, adds the gradient step
     for ``h`` to ``grad_h`` (the caller applies it), and returns -log P(target | h)
-    computed before the update.
+    computed before the update. Inner node n is read from and written to
+    ``hot_rows[hot_slot[n]]`` when ``hot_slot[n] >= 0`` (a thread's private copy of
+    a node near the root, see :func:`sync_hot_rows`), else ``syn1[n]``.
     """
     loss = 0.0
     dim = h.shape[0]
     for p in range(path_offsets[target], path_offsets[target + 1]):
-        u = syn1[path_nodes[p]]
+        node = path_nodes[p]
+        slot = hot_slot[node]
+        u = hot_rows[slot] if slot >= 0 else syn1[node]
         x = np.float32(0.0)
         for d in range(dim):
             x += h[d] * u[d]
@@ -209,6 +214,24 @@ def hs_step(h, target, syn1, path_offsets, path_nodes, path_codes, alpha, grad_h
             grad_h[d] += g * u[d]
             u[d] += g * h[d]
     return loss
+
+
+@njit(**JIT)
+def sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base):
+    """Add this thread's changes to its private copies of the hot inner nodes to the
+    shared vectors, then refresh the copies from them.
+
+    The nodes near the root lie on almost every path; when threads share them, every
+    update moves their cache lines between cores. Private copies, merged every few
+    thousand words, keep CBOW scaling with threads (local SGD for those rows).
+    """
+    dim = syn1.shape[1]
+    for k in range(len(hot_nodes)):
+        row = syn1[hot_nodes[k]]
+        for d in range(dim):
+            row[d] += hot_rows[k, d] - hot_base[k, d]
+            hot_rows[k, d] = row[d]
+            hot_base[k, d] = row[d]
 
 
 @njit(**JIT)
@@ -334,11 +357,14 @@ def train_skipgram(ids, sent_ends, n_sents, syn0, syn1, path_offsets, path_nodes
 @njit(**JIT)
 def train_cbow(ids, sent_ends, n_sents, syn0, syn1, path_offsets, path_nodes,
                path_codes, keep_prob, window, alpha0, alpha1, cbow_mean, rng, sen, sen_pos,
-               h, grad_h):
+               h, grad_h, hot_nodes, hot_slot, hot_rows, hot_base, sync_every):
     """CBOW over one block: the mean (or sum) of the context vectors predicts the word.
 
     As in word2vec.c, the whole gradient step for h is added to every context
-    vector. Returns (sum of -log P, number of examples).
+    vector. The ``hot_*`` inner nodes are trained in this thread's private rows,
+    merged into ``syn1`` every ``sync_every`` words and at the end (see
+    :func:`sync_hot_rows`; pass no hot nodes to train ``syn1`` directly).
+    Returns (sum of -log P, number of examples).
     """
     n_words = sent_ends[n_sents - 1] if n_sents > 0 else 0
     slope = (alpha1 - alpha0) / max(n_words, 1)
@@ -347,11 +373,17 @@ def train_cbow(ids, sent_ends, n_sents, syn0, syn1, path_offsets, path_nodes,
     loss = 0.0
     n_examples = 0
     start = 0
+    sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
+    since_sync = 0
     for s in range(n_sents):
         end = sent_ends[s]
         m, r = subsample(ids, start, end, keep_prob, r, sen, sen_pos)
         start = end
         for i in range(m):
+            since_sync += 1
+            if since_sync == sync_every:
+                sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
+                since_sync = 0
             alpha = np.float32(alpha0 + slope * sen_pos[i])
             r = lcg_next(r)
             b = np.int64(r >> np.uint64(16)) % window
@@ -370,13 +402,14 @@ def train_cbow(ids, sent_ends, n_sents, syn0, syn1, path_offsets, path_nodes,
                 for d in range(dim):
                     h[d] *= inv
             grad_h[:] = 0.0
-            loss += hs_step(h, sen[i], syn1, path_offsets, path_nodes, path_codes,
-                            alpha, grad_h)
+            loss += hs_step(h, sen[i], syn1, hot_rows, hot_slot, path_offsets, path_nodes,
+                            path_codes, alpha, grad_h)
             for j in range(lo, hi):
                 if j != i:
                     c = syn0[sen[j]]
                     for d in range(dim):
                         c[d] += grad_h[d]
             n_examples += 1
+    sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
     rng[0] = r
     return loss, n_examples

@@ -171,6 +171,24 @@ def _make_tree(path: str, vocab: Vocab, s: TrainSettings, tree_from: Model | Non
     return semantic_tree(context_means(tree_from, path), s.split)
 
 
+HOT_NODES = 1024
+"""With several threads, each CBOW thread trains its own copy of the inner nodes
+visited most (those near the root) and merges it every HOT_SYNC_WORDS words."""
+HOT_SYNC_WORDS = 2048
+
+
+def hot_inner_nodes(tree: Tree, counts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` inner nodes on the most word tokens' paths, and each inner node's
+    slot among them (-1 for the others)."""
+    n_inner = len(tree) - 1
+    k = min(k, n_inner)
+    visits = np.bincount(tree.path_nodes, weights=np.repeat(counts, tree.depths), minlength=n_inner)
+    hot = np.sort(np.argsort(-visits, kind="stable")[:k]).astype(np.int32)
+    slot = np.full(n_inner, -1, dtype=np.int32)
+    slot[hot] = np.arange(k, dtype=np.int32)
+    return hot, slot
+
+
 def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool) -> list[float]:
     """Stream the corpus ``s.epochs`` times through the worker threads."""
     from tqdm import tqdm
@@ -191,7 +209,11 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool) -> li
     def alpha_at(words: int) -> float:
         return max(s.min_alpha, s.alpha - (s.alpha - s.min_alpha) * words / planned)
 
+    hot_nodes, hot_slot = hot_inner_nodes(tree, vocab.counts, HOT_NODES if s.threads > 1 else 0)
+
     def worker(seed: int) -> None:
+        hot_rows = model.node_vectors[hot_nodes]
+        hot_base = hot_rows.copy()
         cap = (1 << 20) // 2 + 2
         sen = np.empty(cap, dtype=np.int32)
         sen_pos = np.empty(cap, dtype=np.int64)
@@ -215,7 +237,9 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool) -> li
                 if s.arch == "skipgram":
                     loss, n = kernels.train_skipgram(*common, rng, sen, sen_pos)
                 else:
-                    loss, n = kernels.train_cbow(*common, s.cbow_mean, rng, sen, sen_pos, h, grad_h)
+                    loss, n = kernels.train_cbow(*common, s.cbow_mean, rng, sen, sen_pos, h, grad_h,
+                                                 hot_nodes, hot_slot, hot_rows, hot_base,
+                                                 HOT_SYNC_WORDS)
             except BaseException as e:  # surfaced by the main thread
                 failures.append(e)
                 continue

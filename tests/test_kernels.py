@@ -6,6 +6,16 @@ from hsw2v.trainer import keep_probabilities
 from hsw2v.tree import huffman
 
 
+def no_hot(tree, dim):
+    """hs_step's arguments for training every inner node in place."""
+    return np.empty((0, dim), np.float32), np.full(len(tree) - 1, -1, np.int32)
+
+
+def cbow_no_hot(tree, dim):
+    rows, slot = no_hot(tree, dim)
+    return np.empty(0, np.int32), slot, rows, rows.copy(), 1 << 30
+
+
 def log_prob(h, word, tree, syn1):
     """log P(word | h) as the product of branch probabilities, in float64."""
     nodes, codes = tree.path(word)
@@ -30,8 +40,8 @@ def test_hs_step_matches_numpy_gradient(setup):
     for word in range(len(tree)):
         u = syn1.copy()
         grad_h = np.zeros_like(h)
-        loss = kernels.hs_step(h, word, u, tree.path_offsets, tree.path_nodes, tree.path_codes,
-                               alpha, grad_h)
+        loss = kernels.hs_step(h, word, u, *no_hot(tree, len(h)), tree.path_offsets,
+                               tree.path_nodes, tree.path_codes, alpha, grad_h)
         assert loss == pytest.approx(-log_prob(h, word, tree, syn1), rel=1e-5)
         # Reference: d log P / d u_n = (1 - code - σ(h·u_n)) h, and d/dh = Σ (…) u_n.
         nodes, codes = tree.path(word)
@@ -52,8 +62,8 @@ def test_hs_step_gradient_is_ascent_direction(setup):
     word, eps = 5, 1e-3
     grad_h = np.zeros_like(h)
     u = syn1.copy()
-    kernels.hs_step(h, word, u, tree.path_offsets, tree.path_nodes, tree.path_codes,
-                    np.float32(1.0), grad_h)
+    kernels.hs_step(h, word, u, *no_hot(tree, len(h)), tree.path_offsets, tree.path_nodes,
+                    tree.path_codes, np.float32(1.0), grad_h)
     numeric = np.zeros(len(h))
     for d in range(len(h)):
         hp, hm = h.astype(np.float64).copy(), h.astype(np.float64).copy()
@@ -96,7 +106,7 @@ def test_reported_loss_is_mean_neg_log_prob(arch):
     if arch == "skipgram":
         loss, n = kernels.train_skipgram(*args, rng_state, sen, pos)
     else:
-        loss, n = kernels.train_cbow(*args, True, rng_state, sen, pos, h, g)
+        loss, n = kernels.train_cbow(*args, True, rng_state, sen, pos, h, g, *cbow_no_hot(tree, D))
     expect, count, start = 0.0, 0, 0
     for end in ends:
         s = ids[start:end]
@@ -130,7 +140,7 @@ def test_training_lowers_loss():
     def epoch(alpha):
         loss, n = kernels.train_cbow(ids, ends, 1, syn0, syn1, tree.path_offsets, tree.path_nodes,
                                      tree.path_codes, keep, 2, alpha, alpha, True, state, sen, pos,
-                                     h, g)
+                                     h, g, *cbow_no_hot(tree, D))
         return loss / n
 
     before = epoch(0.0)
@@ -178,8 +188,9 @@ def test_skipgram_matches_word2vec_order():
             for j in range(max(0, i - window + b), min(len(sent), i + window - b + 1)):
                 if j != i:
                     g = np.zeros(D, np.float32)
-                    ref_loss += kernels.hs_step(ref0[sent[j]], sent[i], ref1, tree.path_offsets,
-                                                tree.path_nodes, tree.path_codes, alpha, g)
+                    ref_loss += kernels.hs_step(ref0[sent[j]], sent[i], ref1, *no_hot(tree, D),
+                                                tree.path_offsets, tree.path_nodes,
+                                                tree.path_codes, alpha, g)
                     ref0[sent[j]] += g
                     ref_n += 1
         start = end
@@ -191,3 +202,34 @@ def test_skipgram_matches_word2vec_order():
     assert loss == pytest.approx(ref_loss, rel=1e-5)
     np.testing.assert_allclose(syn0, ref0, atol=2e-5)
     np.testing.assert_allclose(syn1, ref1, atol=2e-5)
+
+
+def test_cbow_hot_rows_match_in_place_training():
+    """With one thread, training hot nodes in private rows and merging them gives
+    the same weights as training them in place."""
+    rng = np.random.default_rng(5)
+    V, D = 30, 12
+    tree = huffman(np.sort(rng.integers(5, 500, size=V))[::-1].astype(np.int64))
+    syn0 = rng.normal(0, 0.3, (V, D)).astype(np.float32)
+    syn1 = rng.normal(0, 0.3, (V - 1, D)).astype(np.float32)
+    ids = rng.integers(0, V, size=3000).astype(np.int32)
+    ends = np.array([3000], dtype=np.int64)
+    keep = np.ones(V, dtype=np.float32)
+    from hsw2v.trainer import hot_inner_nodes
+
+    results = []
+    for k, every in ((0, 1 << 30), (8, 100), (8, 7)):
+        s0, s1 = syn0.copy(), syn1.copy()
+        hot, slot = hot_inner_nodes(tree, np.ones(V, np.int64), k)
+        rows = s1[hot]
+        sen, pos = np.empty(3000, np.int32), np.empty(3000, np.int64)
+        h, g = np.empty(D, np.float32), np.empty(D, np.float32)
+        loss, n = kernels.train_cbow(ids, ends, 1, s0, s1, tree.path_offsets, tree.path_nodes,
+                                     tree.path_codes, keep, 3, 0.05, 0.01, True,
+                                     np.array([3], np.uint64), sen, pos, h, g, hot, slot, rows,
+                                     rows.copy(), every)
+        results.append((loss, s0, s1))
+    for loss, s0, s1 in results[1:]:
+        assert loss == pytest.approx(results[0][0], rel=1e-5)
+        np.testing.assert_allclose(s0, results[0][1], atol=1e-5)
+        np.testing.assert_allclose(s1, results[0][2], atol=1e-5)
