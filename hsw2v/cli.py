@@ -85,9 +85,7 @@ def vocab(corpus: str, output: str | None, min_count: int, max_vocab: int | None
     if output:
         kept.save(output)
     else:
-        out = click.get_text_stream("stdout")
-        for w, c in zip(kept.words, kept.counts.tolist()):
-            out.write(f"{w} {c}\n")
+        click.echo("".join(f"{w} {c}\n" for w, c in zip(kept.words, kept.counts.tolist())), nl=False)
     if not quiet:
         click.echo(
             f"{counts.tokens} tokens, {len(counts)} types; {len(kept)} types kept "
