@@ -32,7 +32,11 @@ _EXPORTS = {
     "HSW2VError": "errors",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [  # noqa: RUF022 (grouped by module above)
+    "HSW2VError", "Model", "Tree", "TrainSettings", "Vectors", "Vocab", "build_vocab",
+    "evaluate_analogies", "evaluate_word_pairs", "huffman", "load_model", "read_vectors",
+    "score", "train", "write_vectors",
+]
 
 
 def __getattr__(name: str):

@@ -134,10 +134,10 @@ def train(corpus: str, output: str | None, binary: bool, save_model: str | None,
     whitespace; a newline ends a sentence.
     """
     from .formats import check_writable
-    from .trainer import TrainSettings, train as run
-    from .vocab import Vocab
-
     from .model import load_model
+    from .trainer import TrainSettings
+    from .trainer import train as run
+    from .vocab import Vocab
 
     if not output and not save_model:
         raise HSW2VError("give -o/--output for the vectors, --save-model, or both")

@@ -43,11 +43,11 @@ def open_corpus(path: str) -> Iterator[BinaryIO]:
         raise HSW2VError(f"{path}: is a directory, not a corpus file")
     try:
         if path.endswith(".gz"):
-            f = gzip.open(path, "rb")
+            f = gzip.open(path, "rb")  # noqa: SIM115 (closed by the with below)
         elif path.endswith(".bz2"):
-            f = bz2.open(path, "rb")
+            f = bz2.open(path, "rb")  # noqa: SIM115
         else:
-            f = open(path, "rb", buffering=0)
+            f = open(path, "rb", buffering=0)  # noqa: SIM115
     except FileNotFoundError:
         raise HSW2VError(f"{path}: no such file") from None
     except OSError as e:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-JIT = dict(nogil=True, fastmath=True, cache=True)
+JIT = {"nogil": True, "fastmath": True, "cache": True}
 
 _LCG_MUL = np.uint64(25214903917)
 _LCG_ADD = np.uint64(11)

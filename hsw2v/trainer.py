@@ -21,7 +21,7 @@ from .errors import HSW2VError
 from .formats import release_free_memory
 from .model import Model
 from .semantic import SPLITS
-from .tree import TREE_KINDS, Tree, build_tree, huffman
+from .tree import TREE_KINDS, Tree, build_tree
 from .vocab import Vocab
 
 
@@ -240,7 +240,7 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool) -> li
                     loss, n = kernels.train_cbow(*common, s.cbow_mean, rng, sen, sen_pos, h, grad_h,
                                                  hot_nodes, hot_slot, hot_rows, hot_base,
                                                  HOT_SYNC_WORDS)
-            except BaseException as e:  # surfaced by the main thread
+            except BaseException as e:  # noqa: BLE001 (re-raised by the main thread)
                 failures.append(e)
                 continue
             with lock:

@@ -22,7 +22,12 @@ import numba
 import numpy as np
 
 import hsw2v
-from hsw2v.predict import all_log_probs, best_first, best_first_batch, top_down_inner_order
+from hsw2v.predict import (
+    all_log_probs,
+    best_first,
+    best_first_batch,
+    top_down_inner_order,
+)
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

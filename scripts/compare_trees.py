@@ -110,8 +110,8 @@ def main() -> None:
     results: dict = {}
     for arch in a.archs.split(","):
         epochs = a.sg_epochs if arch == "skipgram" else a.cbow_epochs
-        common = dict(arch=arch, epochs=epochs, threads=a.threads, dim=100, window=5, min_count=5,
-                      sample=1e-3, progress=False)
+        common = {"arch": arch, "epochs": epochs, "threads": a.threads, "dim": 100, "window": 5,
+                  "min_count": 5, "sample": 1e-3, "progress": False}
         results[arch] = {}
         huffman_model = None
         for kind in kinds:

@@ -1,5 +1,6 @@
 import gzip
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -44,7 +45,7 @@ def test_vocab_writes_save_vocab_format(tmp_path, small_corpus):
     lines = out.read_text().splitlines()
     words = [ln.split()[0] for ln in lines]
     counts = [int(ln.split()[1]) for ln in lines]
-    text = open(small_corpus).read().split()
+    text = Path(small_corpus).read_text().split()
     assert counts == sorted(counts, reverse=True)
     assert dict(zip(words, counts)) == {w: text.count(w) for w in set(text)}
     assert f"{len(text)} tokens, {len(set(text))} types" in result.stderr
@@ -86,7 +87,7 @@ def test_read_vocab_skips_counting(tmp_path, small_corpus):
 
 def test_binary_output_and_stdin(tmp_path, small_corpus):
     out = tmp_path / "v.bin"
-    text = open(small_corpus).read()
+    text = Path(small_corpus).read_text()
     result = run("train", "-", "-o", str(out), "--binary", "--min-count", "1", "--dim", "5",
                  "--epochs", "1", "--quiet", input=text)
     assert result.exit_code == 0, result.output
@@ -95,7 +96,7 @@ def test_binary_output_and_stdin(tmp_path, small_corpus):
 
 def test_compressed_corpus_same_vocab(tmp_path, small_corpus):
     gz = tmp_path / "c.txt.gz"
-    gz.write_bytes(gzip.compress(open(small_corpus, "rb").read()))
+    gz.write_bytes(gzip.compress(Path(small_corpus).read_bytes()))
     a = run("vocab", small_corpus, "--min-count", "1", "--quiet").stdout
     b = run("vocab", str(gz), "--min-count", "1", "--quiet").stdout
     assert a == b and a

@@ -5,10 +5,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from hsw2v.corpus import count_words, iter_blocks
-from hsw2v.vocab import Vocab
+from hsw2v.corpus import WordTable, count_words, iter_blocks
 from hsw2v.errors import HSW2VError
-from hsw2v.corpus import WordTable
+from hsw2v.vocab import Vocab
 
 WHITESPACE = [" ", "\t", "\n", "\r", "\x0b", "\x0c", "  "]
 

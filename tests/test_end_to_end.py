@@ -11,9 +11,9 @@ def test_planted_groups_are_neighbours(planted, arch):
                         threads=2, seed=3, progress=False)
     group_of = {w: g for g, words in enumerate(groups) for w in words}
     hits = total = 0
-    for word in group_of:
+    for word, group in group_of.items():
         for other, _ in model.most_similar(word, topn=3):
-            hits += group_of[other] == group_of[word]
+            hits += group_of[other] == group
             total += 1
     assert hits / total >= 0.95
     losses = model.settings["epoch_loss"]

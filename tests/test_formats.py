@@ -76,10 +76,9 @@ def test_binary_with_wrong_dimension(tmp_path, matrix):
 def test_atomic_write_keeps_old_file_on_failure(tmp_path):
     path = tmp_path / "out.txt"
     path.write_text("precious")
-    with pytest.raises(RuntimeError):
-        with atomic_write(str(path), "w") as f:
-            f.write("half")
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), atomic_write(str(path), "w") as f:
+        f.write("half")
+        raise RuntimeError("boom")
     assert path.read_text() == "precious"
     assert os.listdir(tmp_path) == ["out.txt"]
 

@@ -224,7 +224,7 @@ def test_cbow_hot_rows_match_in_place_training():
         rows = s1[hot]
         sen, pos = np.empty(3000, np.int32), np.empty(3000, np.int64)
         h, g = np.empty(D, np.float32), np.empty(D, np.float32)
-        loss, n = kernels.train_cbow(ids, ends, 1, s0, s1, tree.path_offsets, tree.path_nodes,
+        loss, _n = kernels.train_cbow(ids, ends, 1, s0, s1, tree.path_offsets, tree.path_nodes,
                                      tree.path_codes, keep, 3, 0.05, 0.01, True,
                                      np.array([3], np.uint64), sen, pos, h, g, hot, slot, rows,
                                      rows.copy(), every)

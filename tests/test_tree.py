@@ -1,4 +1,5 @@
 import heapq
+import itertools
 from fractions import Fraction
 
 import numpy as np
@@ -44,7 +45,7 @@ def test_huffman_is_optimal_complete_and_prefix_free(seed):
     assert sum(Fraction(1, 2 ** int(d)) for d in depths) == 1  # Kraft sum
     codes = sorted(codes_of(tree))
     assert len(set(codes)) == len(codes)
-    for a, b in zip(codes, codes[1:]):
+    for a, b in itertools.pairwise(codes):
         assert not b.startswith(a)
     assert int((depths * counts).sum()) == heap_huffman_cost(counts)
 

@@ -1,3 +1,4 @@
+import itertools
 import math
 from fractions import Fraction
 
@@ -33,7 +34,7 @@ def assert_full_binary_prefix_free(tree, n):
     assert np.array_equal(ids, everything_but_root)  # each node has one parent
     assert sum(Fraction(1, 2 ** int(d)) for d in tree.depths) == 1
     codes = sorted("".join(map(str, tree.path(w)[1])) for w in range(n))
-    assert all(not b.startswith(a) for a, b in zip(codes, codes[1:]))
+    assert all(not b.startswith(a) for a, b in itertools.pairwise(codes))
 
 
 @pytest.mark.parametrize("n", [2, 3, 5, 64, 100, 1000])
