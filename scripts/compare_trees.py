@@ -90,6 +90,25 @@ def plot(results: dict, path: str) -> bool:
     return True
 
 
+def build_times(n_words: int, dim: int = 100) -> None:
+    """Seconds to build each kind of tree over ``n_words`` Zipf-distributed words."""
+    import numpy as np
+
+    from hsw2v.tree import build_tree
+
+    counts = np.sort((1e7 / np.arange(1, n_words + 1)).astype(np.int64) + 1)[::-1]
+    for kind in ("huffman", "balanced", "random", "fano"):
+        start = time.perf_counter()
+        build_tree(kind, counts)
+        print(f"{kind}: {time.perf_counter() - start:.2f} s")
+    X = np.random.default_rng(0).normal(size=(n_words, dim)).astype(np.float32)
+    semantic_tree(X[:100], "balanced")  # compile or load the numba kernels first
+    for split in ("balanced", "adaptive"):
+        start = time.perf_counter()
+        semantic_tree(X, split)
+        print(f"semantic-{split} (EM on {dim}-d vectors): {time.perf_counter() - start:.2f} s")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--corpus", default=str(DATA / "enwiki-17m.txt.gz"))
@@ -102,7 +121,12 @@ def main() -> None:
     p.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "hsw2v-trees"))
     p.add_argument("--json", default="compare_trees.json")
     p.add_argument("--png", default="compare_trees.png")
+    p.add_argument("--build-time", type=int, metavar="V",
+                   help="only time building each kind of tree over V words")
     a = p.parse_args()
+    if a.build_time:
+        build_times(a.build_time)
+        return
     workdir = Path(a.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     train_path, heldout = split_corpus(a.corpus, a.held_out, workdir)
