@@ -204,15 +204,7 @@ def tree_info(model_path: str, as_json: bool) -> None:
     from .model import load_model
 
     model = load_model(model_path)
-    depths = model.tree.depths
-    counts = model.vocab.counts
-    info = {
-        "kind": model.tree.kind,
-        "words": len(depths),
-        "depth": int(depths.max()),
-        "mean_path_length": float(depths.mean()),
-        "weighted_mean_path_length": float((depths * counts).sum() / counts.sum()),
-    }
+    info = model.tree.summary(model.vocab.counts)
     if as_json:
         click.echo(json.dumps(info))
     else:

@@ -45,6 +45,17 @@ class Tree:
         """Path length of each word."""
         return np.diff(self.path_offsets).astype(np.int64)
 
+    def summary(self, counts: np.ndarray) -> dict:
+        """Kind, size, depth, mean path length, and mean path length per token."""
+        depths = self.depths
+        return {
+            "kind": self.kind,
+            "words": self.n_words,
+            "depth": int(depths.max()),
+            "mean_path_length": float(depths.mean()),
+            "weighted_mean_path_length": float((depths * counts).sum() / np.sum(counts)),
+        }
+
 
 def huffman(counts: np.ndarray) -> Tree:
     """Huffman tree from counts sorted in descending order, in O(V) (two queues).

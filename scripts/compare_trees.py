@@ -47,16 +47,15 @@ def split_corpus(corpus: str, held_out: int, workdir: Path) -> tuple[str, str]:
 
 def measure(model, heldout: str, seconds: float) -> dict:
     v = model.keyed_vectors()
-    depths = model.tree.depths
-    w = model.vocab.counts / model.vocab.counts.sum()
+    shape = model.tree.summary(model.vocab.counts)
     return {
         "words_per_s": model.vocab.total * model.settings["epochs"] / seconds,
         "train_seconds": seconds,
         "perplexity": score(model, heldout)["perplexity"],
         "analogy": evaluate_analogies(v, str(DATA / "questions-words.txt"), restrict=30000)["accuracy"],
         "ws353": evaluate_word_pairs(v, str(DATA / "wordsim353.tsv"))["spearman"],
-        "depth": int(depths.max()),
-        "weighted_path": float((depths * w).sum()),
+        "depth": shape["depth"],
+        "weighted_path": shape["weighted_mean_path_length"],
     }
 
 
