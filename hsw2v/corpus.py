@@ -197,13 +197,11 @@ class WordTable:
     """The vocabulary as a hash table that the encoding kernel reads."""
 
     def __init__(self, words: list[str]):
+        from .formats import pack_words
         from .kernels import build_table
 
-        encoded = [w.encode("utf-8") for w in words]
-        self.word_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum([len(w) for w in encoded], out=self.word_offsets[1:])
-        self.word_bytes = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-        size = 1 << max(4, (2 * len(encoded)).bit_length())
+        self.word_bytes, self.word_offsets = pack_words(words)
+        size = 1 << max(4, (2 * len(words)).bit_length())
         self.table = np.full(size, -1, dtype=np.int32)
         build_table(self.word_bytes, self.word_offsets, self.table)
 

@@ -41,6 +41,14 @@ def release_free_memory() -> None:
         pass
 
 
+def pack_words(words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Words as their concatenated UTF-8 bytes and the offsets where each starts (V+1)."""
+    encoded = [w.encode("utf-8") for w in words]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(w) for w in encoded], out=offsets[1:])
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
+
+
 @contextmanager
 def atomic_write(path: str, mode: str = "wb") -> Iterator[IO]:
     """Write to a temporary file beside ``path`` and rename it over ``path`` on success.
@@ -237,16 +245,14 @@ def _parse_binary(path: str, body: bytes, n: int, dim: int):
 
 def save_model(path: str, model) -> None:
     """Write ``model`` (a :class:`hsw2v.model.Model`) as a model file; see module docs."""
-    words = [w.encode("utf-8") for w in model.vocab.words]
-    offsets = np.zeros(len(words) + 1, dtype=np.int64)
-    np.cumsum([len(w) for w in words], out=offsets[1:])
+    word_bytes, offsets = pack_words(model.vocab.words)
     meta = {"format": MODEL_FORMAT, "version": MODEL_VERSION, "tree": model.tree.kind,
             "settings": model.settings}
     with atomic_write(path, "wb") as f:
         np.savez(
             f,
             meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
-            words=np.frombuffer(b"".join(words), dtype=np.uint8),
+            words=word_bytes,
             word_offsets=offsets,
             counts=model.vocab.counts,
             children=model.tree.children,

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .errors import HSW2VError
 from .tree import Tree
 from .vectors import Vectors
 from .vocab import Vocab
@@ -48,7 +49,6 @@ class Model:
 
         Unknown words are skipped with a warning; if none is known, HSW2VError.
         """
-        from .errors import HSW2VError
 
         if isinstance(context, str):
             context = [context]
@@ -70,7 +70,6 @@ class Model:
         Exact, by best-first search over the tree (see :mod:`hsw2v.predict`). For
         skip-gram the value is Π_c P(word | c) over the context words.
         """
-        from .errors import HSW2VError
         from .predict import best_first
 
         if topn <= 0:
@@ -88,7 +87,6 @@ class Model:
     def predict_many(self, contexts: Sequence[Sequence[str]], topn: int = 10
                      ) -> list[list[tuple[str, float]]]:
         """:meth:`predict` for many contexts at once, searched in parallel in numba."""
-        from .errors import HSW2VError
         from .predict import best_first_batch
 
         if topn <= 0:
@@ -111,7 +109,6 @@ class Model:
 
     def log_prob(self, word: str, context: Sequence[str] | str) -> float:
         """Natural log of P(word | context) along the word's path (skip-gram: Σ_c log P(word | c))."""
-        from .errors import HSW2VError
         from .predict import path_log_prob
         from .vectors import unknown_word_message
 
@@ -123,11 +120,11 @@ class Model:
 
     def all_log_probs(self, context: Sequence[str] | str) -> np.ndarray:
         """log P(w | context) for every word, by visiting every inner node (brute force)."""
-        from .predict import all_log_probs, top_down_inner_order
+        from .predict import all_log_probs
 
         out = np.empty(len(self.vocab), dtype=np.float64)
-        order = top_down_inner_order(self.tree.children, self.tree.root)
-        all_log_probs(self.context_matrix(context), self.node_vectors, self.tree.children, order, out)
+        all_log_probs(self.context_matrix(context), self.node_vectors, self.tree.children,
+                      self.tree.inner_order, out)
         return out
 
     def save(self, path: str) -> None:

@@ -208,19 +208,6 @@ def score_block(ids, sent_ends, n_sents, syn0, syn1, path_offsets, path_nodes, p
     return loss, n
 
 
-def top_down_inner_order(children: np.ndarray, root: int) -> np.ndarray:
-    """Inner nodes in breadth-first order from the root."""
-    n_words = children.shape[0] + 1
-    order = [root]
-    i = 0
-    while i < len(order):
-        for child in children[order[i]]:
-            if child >= n_words:
-                order.append(int(child) - n_words)
-        i += 1
-    return np.asarray(order, dtype=np.int64)
-
-
 def score(model, corpus: str, window: int | None = None) -> dict:
     """Mean −log P(target | context) and perplexity of ``model`` on held-out ``corpus``.
 

@@ -20,6 +20,7 @@ class Tree:
 
     ``path_nodes[path_offsets[w]:path_offsets[w+1]]`` are the inner nodes (rows of
     the inner-node vectors) from the root to word ``w``; ``path_codes`` the branches.
+    ``inner_order`` lists the inner nodes breadth-first from the root (parents first).
     """
 
     def __init__(self, children: np.ndarray, kind: str = "huffman"):
@@ -30,7 +31,8 @@ class Tree:
         self.children = children
         self.kind = kind
         self.n_words = n_words
-        self.root, self.path_offsets, self.path_nodes, self.path_codes = _paths(children)
+        (self.root, self.inner_order, self.path_offsets, self.path_nodes,
+         self.path_codes) = _paths(children)
 
     def __len__(self) -> int:
         return self.n_words
@@ -166,8 +168,9 @@ def fano(counts: np.ndarray) -> Tree:
     return from_splits(np.arange(len(counts)), split, "fano")
 
 
-def _paths(children: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
-    """Root, and every word's root-first path, from the children table."""
+def _paths(children: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Root, inner nodes breadth-first, and every word's root-first path, from the
+    children table."""
     n = children.shape[0] + 1
     flat = children.ravel()
     if flat.min() < 0 or flat.max() > 2 * n - 2:
@@ -207,7 +210,8 @@ def _paths(children: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarra
         cur[active] = n + p
         pos[active] -= 1
         active = active[pos[active] >= offsets[:-1][active]]
-    return root, offsets, nodes, codes
+    inner_order = np.array([node - n for node in order if node >= n], dtype=np.int64)
+    return root, inner_order, offsets, nodes, codes
 
 
 def _top_down_order(children: np.ndarray, root: int, n: int) -> list[int]:

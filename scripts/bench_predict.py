@@ -22,12 +22,7 @@ import numba
 import numpy as np
 
 import hsw2v
-from hsw2v.predict import (
-    all_log_probs,
-    best_first,
-    best_first_batch,
-    top_down_inner_order,
-)
+from hsw2v.predict import all_log_probs, best_first, best_first_batch
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -63,7 +58,7 @@ def main() -> None:
     contexts = contexts_from_corpus(model, a.corpus, a.contexts, rng)
     mats = [model.context_matrix(c) for c in contexts]
     t = model.tree
-    order = top_down_inner_order(t.children, t.root)
+    order = t.inner_order
     keys = np.empty(V + 2)
     items = np.empty(V + 2, dtype=np.int64)
     words = np.empty(a.topn, dtype=np.int64)
