@@ -7,7 +7,7 @@ thread owns its RNG state (a one-element uint64 array) and scratch buffers.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import literally, njit
 
 JIT = {"nogil": True, "fastmath": True, "cache": True}
 
@@ -188,7 +188,7 @@ def branch_loss_grad(z):
 
 @njit(**JIT)
 def hs_step(h, target, syn1, hot_rows, hot_slot, path_offsets, path_nodes, path_codes, alpha,
-            grad_h):
+            grad_h, scratch, dim):
     """One SGD step of hierarchical softmax for predicting ``target`` from ``h``.
 
     Updates the inner-node vectors on the target's path, adds the gradient step
@@ -196,20 +196,33 @@ def hs_step(h, target, syn1, hot_rows, hot_slot, path_offsets, path_nodes, path_
     computed before the update. Inner node n is read from and written to
     ``hot_rows[hot_slot[n]]`` when ``hot_slot[n] >= 0`` (a thread's private copy of
     a node near the root, see :func:`sync_hot_rows`), else ``syn1[n]``.
+
+    The path's nodes are distinct, so all the scores are taken first (independent
+    dot products) and the table lookups run as one loop over ``scratch`` (at least
+    the path's length), exactly as node-by-node updates would. ``dim`` is the
+    vector size (see :func:`train_cbow`).
     """
-    loss = 0.0
-    dim = h.shape[0]
-    for p in range(path_offsets[target], path_offsets[target + 1]):
-        node = path_nodes[p]
+    p0 = path_offsets[target]
+    n = path_offsets[target + 1] - p0
+    for p in range(n):
+        node = path_nodes[p0 + p]
         slot = hot_slot[node]
         u = hot_rows[slot] if slot >= 0 else syn1[node]
         x = np.float32(0.0)
         for d in range(dim):
             x += h[d] * u[d]
-        sign = np.float32(1.0) - np.float32(2.0) * np.float32(path_codes[p])  # code 0: σ(x)
-        branch_loss, slope = branch_loss_grad(sign * x)
+        scratch[p] = x
+    loss = 0.0
+    for p in range(n):
+        sign = np.float32(1.0) - np.float32(2.0) * np.float32(path_codes[p0 + p])  # code 0: σ(x)
+        branch_loss, slope = branch_loss_grad(sign * scratch[p])
         loss += branch_loss
-        g = sign * slope * alpha
+        scratch[p] = sign * slope * alpha
+    for p in range(n):
+        node = path_nodes[p0 + p]
+        slot = hot_slot[node]
+        u = hot_rows[slot] if slot >= 0 else syn1[node]
+        g = scratch[p]
         for d in range(dim):
             grad_h[d] += g * u[d]
             u[d] += g * h[d]
@@ -256,16 +269,19 @@ def subsample(ids, start, end, keep_prob, r, sen, sen_pos):
 
 @njit(**JIT)
 def skipgram_centre(target, ctx, n_ctx, syn0, syn1, path_offsets, path_nodes, path_codes,
-                    alpha, H, grad, gram, cross, g):
+                    alpha, H, grad, gram, cross, X, G, dim):
     """Skip-gram steps for one centre word and its ``n_ctx`` context words ``ctx``.
 
     Gives word2vec.c's result, where the context words take turns and each sees the
     node vectors as the previous ones left them, but reads each node vector once:
     context c's score on node u is h_c·u + Σ_{c'<c} g_c' (h_c·h_c'), from the Gram
     matrix of the contexts, and the gradient it sends to h_c picks up the matching
-    Σ_{c'<c} (Σ_n g_cn g_c'n) h_c' at the end. Returns Σ_c −log P(target | c).
+    Σ_{c'<c} (Σ_n g_cn g_c'n) h_c' at the end. The path's nodes are distinct, so
+    the scores X (contexts × path) are three small matrix products and a loop over
+    the path per context. Returns Σ_c −log P(target | c).
     """
-    dim = syn0.shape[1]
+    p0 = path_offsets[target]
+    n = path_offsets[target + 1] - p0
     for c in range(n_ctx):
         row = syn0[ctx[c]]
         for d in range(dim):
@@ -276,28 +292,37 @@ def skipgram_centre(target, ctx, n_ctx, syn0, syn1, path_offsets, path_nodes, pa
             for d in range(dim):
                 s += H[c, d] * H[c2, d]
             gram[c, c2] = s
-            cross[c, c2] = 0.0
-    loss = 0.0
-    for p in range(path_offsets[target], path_offsets[target + 1]):
-        u = syn1[path_nodes[p]]
-        sign = np.float32(1.0) - np.float32(2.0) * np.float32(path_codes[p])
+    for p in range(n):
+        u = syn1[path_nodes[p0 + p]]
         for c in range(n_ctx):
             x = np.float32(0.0)
             for d in range(dim):
                 x += H[c, d] * u[d]
-            for c2 in range(c):
-                x += g[c2] * gram[c, c2]
-            branch_loss, slope = branch_loss_grad(sign * x)
+            X[c, p] = x
+    loss = 0.0
+    for c in range(n_ctx):
+        for c2 in range(c):
+            m = gram[c, c2]
+            for p in range(n):
+                X[c, p] += G[c2, p] * m
+        for p in range(n):
+            sign = np.float32(1.0) - np.float32(2.0) * np.float32(path_codes[p0 + p])
+            branch_loss, slope = branch_loss_grad(sign * X[c, p])
             loss += branch_loss
-            g[c] = sign * slope * alpha
-            for c2 in range(c):
-                cross[c, c2] += g[c] * g[c2]
+            G[c, p] = sign * slope * alpha
+        for c2 in range(c):
+            s = np.float32(0.0)
+            for p in range(n):
+                s += G[c, p] * G[c2, p]
+            cross[c, c2] = s
+    for p in range(n):
+        u = syn1[path_nodes[p0 + p]]
         for c in range(n_ctx):
-            gc = g[c]
+            gc = G[c, p]
             for d in range(dim):
                 grad[c, d] += gc * u[d]
         for c in range(n_ctx):
-            gc = g[c]
+            gc = G[c, p]
             for d in range(dim):
                 u[d] += gc * H[c, d]
     for c in range(n_ctx):
@@ -312,22 +337,35 @@ def skipgram_centre(target, ctx, n_ctx, syn0, syn1, path_offsets, path_nodes, pa
 
 
 @njit(**JIT)
+def max_path_length(path_offsets):
+    """The longest path in a tree's CSR path arrays."""
+    longest = 0
+    for w in range(len(path_offsets) - 1):
+        longest = max(longest, path_offsets[w + 1] - path_offsets[w])
+    return longest
+
+
+@njit(**JIT)
 def train_skipgram(ids, sent_ends, n_sents, syn0, syn1, path_offsets, path_nodes,
-                   path_codes, keep_prob, window, alpha0, alpha1, rng, sen, sen_pos):
+                   path_codes, keep_prob, window, alpha0, alpha1, rng, sen, sen_pos, dim):
     """Skip-gram over one block: each context word's vector predicts the centre word.
 
     The learning rate falls linearly from ``alpha0`` at the block's first word to
-    ``alpha1`` after its last. Returns (sum of -log P, number of examples).
+    ``alpha1`` after its last. ``dim`` must equal ``syn0.shape[1]``: numba compiles
+    (and caches) a version for each vector size, with the loops over it unrolled.
+    Returns (sum of -log P, number of examples).
     """
+    literally(dim)
     n_words = sent_ends[n_sents - 1] if n_sents > 0 else 0
     slope = (alpha1 - alpha0) / max(n_words, 1)
-    dim = syn0.shape[1]
     width = 2 * window
+    longest = max_path_length(path_offsets)
     H = np.empty((width, dim), dtype=np.float32)
     grad = np.empty((width, dim), dtype=np.float32)
     gram = np.empty((width, width), dtype=np.float32)
     cross = np.empty((width, width), dtype=np.float32)
-    g = np.empty(width, dtype=np.float32)
+    X = np.empty((width, longest), dtype=np.float32)
+    G = np.empty((width, longest), dtype=np.float32)
     ctx = np.empty(width, dtype=np.int32)
     r = rng[0]
     loss = 0.0
@@ -348,7 +386,7 @@ def train_skipgram(ids, sent_ends, n_sents, syn0, syn1, path_offsets, path_nodes
                     n_ctx += 1
             if n_ctx > 0:
                 loss += skipgram_centre(sen[i], ctx, n_ctx, syn0, syn1, path_offsets, path_nodes,
-                                        path_codes, alpha, H, grad, gram, cross, g)
+                                        path_codes, alpha, H, grad, gram, cross, X, G, dim)
                 n_examples += n_ctx
     rng[0] = r
     return loss, n_examples
@@ -357,18 +395,19 @@ def train_skipgram(ids, sent_ends, n_sents, syn0, syn1, path_offsets, path_nodes
 @njit(**JIT)
 def train_cbow(ids, sent_ends, n_sents, syn0, syn1, path_offsets, path_nodes,
                path_codes, keep_prob, window, alpha0, alpha1, cbow_mean, rng, sen, sen_pos,
-               h, grad_h, hot_nodes, hot_slot, hot_rows, hot_base, sync_every):
+               h, grad_h, hot_nodes, hot_slot, hot_rows, hot_base, sync_every, dim):
     """CBOW over one block: the mean (or sum) of the context vectors predicts the word.
 
     As in word2vec.c, the whole gradient step for h is added to every context
     vector. The ``hot_*`` inner nodes are trained in this thread's private rows,
     merged into ``syn1`` every ``sync_every`` words and at the end (see
-    :func:`sync_hot_rows`; pass no hot nodes to train ``syn1`` directly).
-    Returns (sum of -log P, number of examples).
+    :func:`sync_hot_rows`; pass no hot nodes to train ``syn1`` directly). ``dim``
+    is as in :func:`train_skipgram`. Returns (sum of -log P, number of examples).
     """
+    literally(dim)
     n_words = sent_ends[n_sents - 1] if n_sents > 0 else 0
     slope = (alpha1 - alpha0) / max(n_words, 1)
-    dim = syn0.shape[1]
+    scratch = np.empty(max_path_length(path_offsets), dtype=np.float32)
     r = rng[0]
     loss = 0.0
     n_examples = 0
@@ -403,7 +442,7 @@ def train_cbow(ids, sent_ends, n_sents, syn0, syn1, path_offsets, path_nodes,
                     h[d] *= inv
             grad_h[:] = 0.0
             loss += hs_step(h, sen[i], syn1, hot_rows, hot_slot, path_offsets, path_nodes,
-                            path_codes, alpha, grad_h)
+                            path_codes, alpha, grad_h, scratch, dim)
             for j in range(lo, hi):
                 if j != i:
                     c = syn0[sen[j]]

@@ -235,11 +235,11 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool) -> li
                           tree.path_offsets, tree.path_nodes, tree.path_codes, keep,
                           s.window, a0, a1)
                 if s.arch == "skipgram":
-                    loss, n = kernels.train_skipgram(*common, rng, sen, sen_pos)
+                    loss, n = kernels.train_skipgram(*common, rng, sen, sen_pos, s.dim)
                 else:
                     loss, n = kernels.train_cbow(*common, s.cbow_mean, rng, sen, sen_pos, h, grad_h,
                                                  hot_nodes, hot_slot, hot_rows, hot_base,
-                                                 HOT_SYNC_WORDS)
+                                                 HOT_SYNC_WORDS, s.dim)
             except BaseException as e:  # noqa: BLE001 (re-raised by the main thread)
                 failures.append(e)
                 continue

@@ -16,6 +16,10 @@ def cbow_no_hot(tree, dim):
     return np.empty(0, np.int32), slot, rows, rows.copy(), 1 << 30
 
 
+def scratch(tree):
+    return np.empty(tree.depths.max(), np.float32)
+
+
 def log_prob(h, word, tree, syn1):
     """log P(word | h) as the product of branch probabilities, in float64."""
     nodes, codes = tree.path(word)
@@ -41,7 +45,7 @@ def test_hs_step_matches_numpy_gradient(setup):
         u = syn1.copy()
         grad_h = np.zeros_like(h)
         loss = kernels.hs_step(h, word, u, *no_hot(tree, len(h)), tree.path_offsets,
-                               tree.path_nodes, tree.path_codes, alpha, grad_h)
+                               tree.path_nodes, tree.path_codes, alpha, grad_h, scratch(tree), len(h))
         assert loss == pytest.approx(-log_prob(h, word, tree, syn1), rel=1e-5)
         # Reference: d log P / d u_n = (1 - code - σ(h·u_n)) h, and d/dh = Σ (…) u_n.
         nodes, codes = tree.path(word)
@@ -63,7 +67,7 @@ def test_hs_step_gradient_is_ascent_direction(setup):
     grad_h = np.zeros_like(h)
     u = syn1.copy()
     kernels.hs_step(h, word, u, *no_hot(tree, len(h)), tree.path_offsets, tree.path_nodes,
-                    tree.path_codes, np.float32(1.0), grad_h)
+                    tree.path_codes, np.float32(1.0), grad_h, scratch(tree), len(h))
     numeric = np.zeros(len(h))
     for d in range(len(h)):
         hp, hm = h.astype(np.float64).copy(), h.astype(np.float64).copy()
@@ -104,9 +108,9 @@ def test_reported_loss_is_mean_neg_log_prob(arch):
     args = (ids, ends, len(ends), syn0, syn1, tree.path_offsets, tree.path_nodes,
             tree.path_codes, keep, window, 0.0, 0.0)
     if arch == "skipgram":
-        loss, n = kernels.train_skipgram(*args, rng_state, sen, pos)
+        loss, n = kernels.train_skipgram(*args, rng_state, sen, pos, D)
     else:
-        loss, n = kernels.train_cbow(*args, True, rng_state, sen, pos, h, g, *cbow_no_hot(tree, D))
+        loss, n = kernels.train_cbow(*args, True, rng_state, sen, pos, h, g, *cbow_no_hot(tree, D), D)
     expect, count, start = 0.0, 0, 0
     for end in ends:
         s = ids[start:end]
@@ -140,7 +144,7 @@ def test_training_lowers_loss():
     def epoch(alpha):
         loss, n = kernels.train_cbow(ids, ends, 1, syn0, syn1, tree.path_offsets, tree.path_nodes,
                                      tree.path_codes, keep, 2, alpha, alpha, True, state, sen, pos,
-                                     h, g, *cbow_no_hot(tree, D))
+                                     h, g, *cbow_no_hot(tree, D), D)
         return loss / n
 
     before = epoch(0.0)
@@ -190,14 +194,14 @@ def test_skipgram_matches_word2vec_order():
                     g = np.zeros(D, np.float32)
                     ref_loss += kernels.hs_step(ref0[sent[j]], sent[i], ref1, *no_hot(tree, D),
                                                 tree.path_offsets, tree.path_nodes,
-                                                tree.path_codes, alpha, g)
+                                                tree.path_codes, alpha, g, scratch(tree), D)
                     ref0[sent[j]] += g
                     ref_n += 1
         start = end
     sen, pos = np.empty(200, np.int32), np.empty(200, np.int64)
     loss, n = kernels.train_skipgram(ids, ends, 2, syn0, syn1, tree.path_offsets, tree.path_nodes,
                                      tree.path_codes, keep, window, a0, a1,
-                                     np.array([9], np.uint64), sen, pos)
+                                     np.array([9], np.uint64), sen, pos, D)
     assert n == ref_n
     assert loss == pytest.approx(ref_loss, rel=1e-5)
     np.testing.assert_allclose(syn0, ref0, atol=2e-5)
@@ -227,7 +231,7 @@ def test_cbow_hot_rows_match_in_place_training():
         loss, _n = kernels.train_cbow(ids, ends, 1, s0, s1, tree.path_offsets, tree.path_nodes,
                                      tree.path_codes, keep, 3, 0.05, 0.01, True,
                                      np.array([3], np.uint64), sen, pos, h, g, hot, slot, rows,
-                                     rows.copy(), every)
+                                     rows.copy(), every, D)
         results.append((loss, s0, s1))
     for loss, s0, s1 in results[1:]:
         assert loss == pytest.approx(results[0][0], rel=1e-5)
