@@ -268,8 +268,8 @@ def subsample(ids, start, end, keep_prob, r, sen, sen_pos):
 
 
 @njit(**JIT)
-def skipgram_centre(target, ctx, n_ctx, syn0, syn1, path_offsets, path_nodes, path_codes,
-                    alpha, H, grad, gram, cross, X, G, dim):
+def skipgram_centre(target, ctx, n_ctx, syn0, syn1, hot_rows, hot_slot, path_offsets, path_nodes,
+                    path_codes, alpha, H, grad, gram, cross, X, G, dim):
     """Skip-gram steps for one centre word and its ``n_ctx`` context words ``ctx``.
 
     Gives word2vec.c's result, where the context words take turns and each sees the
@@ -278,7 +278,8 @@ def skipgram_centre(target, ctx, n_ctx, syn0, syn1, path_offsets, path_nodes, pa
     matrix of the contexts, and the gradient it sends to h_c picks up the matching
     Σ_{c'<c} (Σ_n g_cn g_c'n) h_c' at the end. The path's nodes are distinct, so
     the scores X (contexts × path) are three small matrix products and a loop over
-    the path per context. Returns Σ_c −log P(target | c).
+    the path per context. Inner nodes with ``hot_slot[n] >= 0`` live in
+    ``hot_rows`` (see :func:`hs_step`). Returns Σ_c −log P(target | c).
     """
     p0 = path_offsets[target]
     n = path_offsets[target + 1] - p0
@@ -293,7 +294,9 @@ def skipgram_centre(target, ctx, n_ctx, syn0, syn1, path_offsets, path_nodes, pa
                 s += H[c, d] * H[c2, d]
             gram[c, c2] = s
     for p in range(n):
-        u = syn1[path_nodes[p0 + p]]
+        node = path_nodes[p0 + p]
+        slot = hot_slot[node]
+        u = hot_rows[slot] if slot >= 0 else syn1[node]
         for c in range(n_ctx):
             x = np.float32(0.0)
             for d in range(dim):
@@ -316,7 +319,9 @@ def skipgram_centre(target, ctx, n_ctx, syn0, syn1, path_offsets, path_nodes, pa
                 s += G[c, p] * G[c2, p]
             cross[c, c2] = s
     for p in range(n):
-        u = syn1[path_nodes[p0 + p]]
+        node = path_nodes[p0 + p]
+        slot = hot_slot[node]
+        u = hot_rows[slot] if slot >= 0 else syn1[node]
         for c in range(n_ctx):
             gc = G[c, p]
             for d in range(dim):
@@ -347,12 +352,15 @@ def max_path_length(path_offsets):
 
 @njit(**JIT)
 def train_skipgram(ids, sent_ends, n_sents, syn0, syn1, path_offsets, path_nodes,
-                   path_codes, keep_prob, window, alpha0, alpha1, rng, sen, sen_pos, dim):
+                   path_codes, keep_prob, window, alpha0, alpha1, rng, sen, sen_pos,
+                   hot_nodes, hot_slot, hot_rows, hot_base, sync_every, dim):
     """Skip-gram over one block: each context word's vector predicts the centre word.
 
     The learning rate falls linearly from ``alpha0`` at the block's first word to
-    ``alpha1`` after its last. ``dim`` must equal ``syn0.shape[1]``: numba compiles
-    (and caches) a version for each vector size, with the loops over it unrolled.
+    ``alpha1`` after its last. The ``hot_*`` inner nodes are trained in this thread's
+    private rows, merged every ``sync_every`` words (see :func:`train_cbow`).
+    ``dim`` must equal ``syn0.shape[1]``: numba compiles (and caches) a version for
+    each vector size, with the loops over it unrolled.
     Returns (sum of -log P, number of examples).
     """
     literally(dim)
@@ -371,11 +379,17 @@ def train_skipgram(ids, sent_ends, n_sents, syn0, syn1, path_offsets, path_nodes
     loss = 0.0
     n_examples = 0
     start = 0
+    sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
+    since_sync = 0
     for s in range(n_sents):
         end = sent_ends[s]
         m, r = subsample(ids, start, end, keep_prob, r, sen, sen_pos)
         start = end
         for i in range(m):
+            since_sync += 1
+            if since_sync == sync_every:
+                sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
+                since_sync = 0
             alpha = np.float32(alpha0 + slope * sen_pos[i])
             r = lcg_next(r)
             b = np.int64(r >> np.uint64(16)) % window
@@ -385,9 +399,11 @@ def train_skipgram(ids, sent_ends, n_sents, syn0, syn1, path_offsets, path_nodes
                     ctx[n_ctx] = sen[j]
                     n_ctx += 1
             if n_ctx > 0:
-                loss += skipgram_centre(sen[i], ctx, n_ctx, syn0, syn1, path_offsets, path_nodes,
-                                        path_codes, alpha, H, grad, gram, cross, X, G, dim)
+                loss += skipgram_centre(sen[i], ctx, n_ctx, syn0, syn1, hot_rows, hot_slot,
+                                        path_offsets, path_nodes, path_codes, alpha, H, grad,
+                                        gram, cross, X, G, dim)
                 n_examples += n_ctx
+    sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
     rng[0] = r
     return loss, n_examples
 

@@ -172,7 +172,7 @@ def _make_tree(path: str, vocab: Vocab, s: TrainSettings, tree_from: Model | Non
 
 
 HOT_NODES = 1024
-"""With several threads, each CBOW thread trains its own copy of the inner nodes
+"""With several threads, each thread trains its own copy of the inner nodes
 visited most (those near the root) and merges it every HOT_SYNC_WORDS words."""
 HOT_SYNC_WORDS = 2048
 
@@ -234,12 +234,12 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool) -> li
                 common = (ids, ends, len(ends), model.vectors, model.node_vectors,
                           tree.path_offsets, tree.path_nodes, tree.path_codes, keep,
                           s.window, a0, a1)
+                hot = (hot_nodes, hot_slot, hot_rows, hot_base, HOT_SYNC_WORDS, s.dim)
                 if s.arch == "skipgram":
-                    loss, n = kernels.train_skipgram(*common, rng, sen, sen_pos, s.dim)
+                    loss, n = kernels.train_skipgram(*common, rng, sen, sen_pos, *hot)
                 else:
                     loss, n = kernels.train_cbow(*common, s.cbow_mean, rng, sen, sen_pos, h, grad_h,
-                                                 hot_nodes, hot_slot, hot_rows, hot_base,
-                                                 HOT_SYNC_WORDS, s.dim)
+                                                 *hot)
             except BaseException as e:  # noqa: BLE001 (re-raised by the main thread)
                 failures.append(e)
                 continue

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # measure this checkout, whatever copy of hsw2v is installed
 DATA = REPO.parent / "shared" / "data"
 
 
@@ -91,7 +92,7 @@ def jit_times() -> dict:
         for label in ("cold", "cached"):
             start = time.perf_counter()
             proc = subprocess.run([sys.executable, "-c", JIT_PROBE], env=env, capture_output=True,
-                                  text=True, check=True)
+                                  text=True, check=True, cwd=REPO)
             wall = time.perf_counter() - start
             _, kernels = map(float, proc.stdout.split())
             out[label] = {"process_wall": wall, "kernels": kernels}
@@ -102,7 +103,7 @@ def scaling(corpus: str, arch: str, epochs: int, workdir: Path) -> dict:
     """Training words/s (the kernels' phase only) with 1 and with 2 threads."""
     out = {}
     for threads in (1, 2):
-        code = (f"import hsw2v, json; m = hsw2v.train({corpus!r}, arch={arch!r}, epochs={epochs}, "
+        code = (f"import sys; sys.path.insert(0, {str(REPO)!r}); import hsw2v, json; m = hsw2v.train({corpus!r}, arch={arch!r}, epochs={epochs}, "
                 f"threads={threads}, progress=False); "
                 "print(json.dumps(m.vocab.total * m.settings['epochs'] / m.settings['train_seconds']))")
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

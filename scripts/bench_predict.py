@@ -15,8 +15,11 @@ from __future__ import annotations
 import argparse
 import gzip
 import statistics
+import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout
 
 import numba
 import numpy as np

@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout
+
 import hsw2v
 from hsw2v.evaluate import evaluate_analogies, evaluate_word_pairs
 from hsw2v.predict import score

@@ -11,7 +11,7 @@ def no_hot(tree, dim):
     return np.empty((0, dim), np.float32), np.full(len(tree) - 1, -1, np.int32)
 
 
-def cbow_no_hot(tree, dim):
+def train_no_hot(tree, dim):
     rows, slot = no_hot(tree, dim)
     return np.empty(0, np.int32), slot, rows, rows.copy(), 1 << 30
 
@@ -108,9 +108,9 @@ def test_reported_loss_is_mean_neg_log_prob(arch):
     args = (ids, ends, len(ends), syn0, syn1, tree.path_offsets, tree.path_nodes,
             tree.path_codes, keep, window, 0.0, 0.0)
     if arch == "skipgram":
-        loss, n = kernels.train_skipgram(*args, rng_state, sen, pos, D)
+        loss, n = kernels.train_skipgram(*args, rng_state, sen, pos, *train_no_hot(tree, D), D)
     else:
-        loss, n = kernels.train_cbow(*args, True, rng_state, sen, pos, h, g, *cbow_no_hot(tree, D), D)
+        loss, n = kernels.train_cbow(*args, True, rng_state, sen, pos, h, g, *train_no_hot(tree, D), D)
     expect, count, start = 0.0, 0, 0
     for end in ends:
         s = ids[start:end]
@@ -144,7 +144,7 @@ def test_training_lowers_loss():
     def epoch(alpha):
         loss, n = kernels.train_cbow(ids, ends, 1, syn0, syn1, tree.path_offsets, tree.path_nodes,
                                      tree.path_codes, keep, 2, alpha, alpha, True, state, sen, pos,
-                                     h, g, *cbow_no_hot(tree, D), D)
+                                     h, g, *train_no_hot(tree, D), D)
         return loss / n
 
     before = epoch(0.0)
@@ -201,14 +201,16 @@ def test_skipgram_matches_word2vec_order():
     sen, pos = np.empty(200, np.int32), np.empty(200, np.int64)
     loss, n = kernels.train_skipgram(ids, ends, 2, syn0, syn1, tree.path_offsets, tree.path_nodes,
                                      tree.path_codes, keep, window, a0, a1,
-                                     np.array([9], np.uint64), sen, pos, D)
+                                     np.array([9], np.uint64), sen, pos,
+                                     *train_no_hot(tree, D), D)
     assert n == ref_n
     assert loss == pytest.approx(ref_loss, rel=1e-5)
     np.testing.assert_allclose(syn0, ref0, atol=2e-5)
     np.testing.assert_allclose(syn1, ref1, atol=2e-5)
 
 
-def test_cbow_hot_rows_match_in_place_training():
+@pytest.mark.parametrize("arch", ["skipgram", "cbow"])
+def test_hot_rows_match_in_place_training(arch):
     """With one thread, training hot nodes in private rows and merging them gives
     the same weights as training them in place."""
     rng = np.random.default_rng(5)
@@ -228,10 +230,14 @@ def test_cbow_hot_rows_match_in_place_training():
         rows = s1[hot]
         sen, pos = np.empty(3000, np.int32), np.empty(3000, np.int64)
         h, g = np.empty(D, np.float32), np.empty(D, np.float32)
-        loss, _n = kernels.train_cbow(ids, ends, 1, s0, s1, tree.path_offsets, tree.path_nodes,
-                                     tree.path_codes, keep, 3, 0.05, 0.01, True,
-                                     np.array([3], np.uint64), sen, pos, h, g, hot, slot, rows,
-                                     rows.copy(), every, D)
+        args = (ids, ends, 1, s0, s1, tree.path_offsets, tree.path_nodes, tree.path_codes, keep,
+                3, 0.05, 0.01)
+        hot_args = (hot, slot, rows, rows.copy(), every, D)
+        if arch == "skipgram":
+            loss, _n = kernels.train_skipgram(*args, np.array([3], np.uint64), sen, pos, *hot_args)
+        else:
+            loss, _n = kernels.train_cbow(*args, True, np.array([3], np.uint64), sen, pos, h, g,
+                                          *hot_args)
         results.append((loss, s0, s1))
     for loss, s0, s1 in results[1:]:
         assert loss == pytest.approx(results[0][0], rel=1e-5)
