@@ -12,9 +12,11 @@ import bz2
 import gzip
 import itertools
 import os
+import queue
 import shutil
 import sys
 import tempfile
+import threading
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -90,6 +92,43 @@ def iter_blocks(path: str, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
         yield carry
 
 
+def read_ahead(blocks: Iterator[bytes], depth: int = 2) -> Iterator[bytes]:
+    """The same blocks, read (and decompressed) by a background thread while the
+    caller works on the previous ones; the reader's exceptions re-raise here."""
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    done = object()
+    stop = threading.Event()
+
+    def reader() -> None:
+        try:
+            for block in blocks:
+                if stop.is_set():
+                    return
+                q.put(block)
+            q.put(done)
+        except BaseException as e:  # noqa: BLE001 (handed to the consumer)
+            q.put(e)
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = q.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        while thread.is_alive():  # unblock a reader waiting on a full queue
+            try:
+                q.get(timeout=0.05)
+            except queue.Empty:
+                pass
+        thread.join()
+
+
 def _last_whitespace(buf: bytes) -> int:
     """Index of the last whitespace byte of ``buf``, or -1."""
     return max(buf.rfind(c) for c in (b" ", b"\n", b"\t", b"\r", b"\x0b", b"\x0c"))
@@ -149,7 +188,7 @@ def count_words(path: str, progress: bool = False) -> WordCounts:
     offsets = np.zeros((1 << 15) + 1, dtype=np.int64)
     counts = np.zeros(1 << 15, dtype=np.int64)
     n_types = used = tokens = 0
-    blocks = iter_blocks(path)
+    blocks = read_ahead(iter_blocks(path))
     first = next(blocks, None)  # open errors come before the bar is drawn
     with tqdm(unit="word", unit_scale=True, disable=not progress, desc="vocab", leave=False) as bar:
         for block in itertools.chain([first] if first is not None else [], blocks):

@@ -52,8 +52,14 @@ def build_table(word_bytes, word_offsets, table):
 @njit(**JIT)
 def lookup(buf, start, end, table, word_bytes, word_offsets):
     """Id of the word ``buf[start:end]``, or -1 if it is not in the table."""
+    return find_hashed(buf, start, end, fnv1a(buf, start, end), table, word_bytes, word_offsets)
+
+
+@njit(**JIT)
+def find_hashed(buf, start, end, h, table, word_bytes, word_offsets):
+    """Id of the word ``buf[start:end]`` whose FNV-1a hash is ``h``, or -1."""
     mask = np.uint64(len(table) - 1)
-    slot = fnv1a(buf, start, end) & mask
+    slot = h & mask
     n = end - start
     while True:
         w = table[slot]
@@ -69,6 +75,22 @@ def lookup(buf, start, end, table, word_bytes, word_offsets):
             if same:
                 return w
         slot = (slot + np.uint64(1)) & mask
+
+
+@njit(**JIT)
+def scan_word(buf, i):
+    """End of the word starting at ``buf[i]`` (a non-space byte) and its FNV-1a hash,
+    in one pass."""
+    n = len(buf)
+    h = (_FNV_OFFSET ^ np.uint64(buf[i])) * _FNV_PRIME
+    j = i + 1
+    while j < n:
+        c = buf[j]
+        if is_space(c):
+            break
+        h = (h ^ np.uint64(c)) * _FNV_PRIME
+        j += 1
+    return j, h
 
 
 @njit(**JIT)
@@ -92,10 +114,8 @@ def count_block(buf, table, arena, offsets, counts, n_types, arena_used):
         if is_space(buf[i]):
             i += 1
             continue
-        j = i + 1
-        while j < n and not is_space(buf[j]):
-            j += 1
-        slot = fnv1a(buf, i, j) & mask
+        j, h = scan_word(buf, i)
+        slot = h & mask
         while True:
             w = table[slot]
             if w < 0:
@@ -146,12 +166,8 @@ def encode_block(buf, table, word_bytes, word_offsets, ids, sent_ends):
         elif is_space(c):
             i += 1
         else:
-            j = i + 1
-            while j < n:
-                if is_space(buf[j]):
-                    break
-                j += 1
-            w = lookup(buf, i, j, table, word_bytes, word_offsets)
+            j, h = scan_word(buf, i)
+            w = find_hashed(buf, i, j, h, table, word_bytes, word_offsets)
             if w >= 0:
                 ids[n_ids] = w
                 n_ids += 1
