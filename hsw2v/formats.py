@@ -98,12 +98,36 @@ def write_vectors(path: str, words: Sequence[str], matrix: np.ndarray, binary: b
             for w, row in zip(words, raw):
                 f.write(w.encode("utf-8") + b" " + row.tobytes() + b"\n")
         else:
-            fmt = " ".join(["%.9g"] * dim)
-            for start in range(0, n, 1024):
-                rows = matrix[start:start + 1024].tolist()
-                lines = [f"{w} {fmt % tuple(r)}\n" for w, r in zip(words[start:start + 1024], rows)]
-                f.write("".join(lines).encode("utf-8"))
+            for chunk in _text_chunks(words, matrix):
+                f.write(chunk)
     _write_cache(path, words, matrix)
+
+
+def _text_chunks(words: Sequence[str], matrix: np.ndarray, rows: int = 2048) -> Iterator[memoryview]:
+    """The text lines of ``rows`` rows at a time, in order, formatted by a nogil
+    kernel on every core (a few chunks in flight, so memory stays small)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .kernels import format_text_rows
+    from .trainer import available_cores
+
+    word_bytes, offsets = pack_words(words)
+    n, dim = matrix.shape
+
+    def format_chunk(start: int) -> memoryview:
+        end = min(n, start + rows)
+        out = np.empty(offsets[end] - offsets[start] + (end - start) * (17 * dim + 1), np.uint8)
+        return out[:format_text_rows(word_bytes, offsets, matrix, start, end, out)].data
+
+    workers = available_cores()
+    with ThreadPoolExecutor(workers) as pool:
+        pending = []
+        for start in range(0, n, rows):
+            pending.append(pool.submit(format_chunk, start))
+            if len(pending) > 2 * workers:
+                yield pending.pop(0).result()
+        for job in pending:
+            yield job.result()
 
 
 CACHE_SUFFIX = ".cache"

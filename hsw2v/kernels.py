@@ -484,3 +484,127 @@ def train_cbow(ids, sent_ends, n_sents, syn0, syn1, path_offsets, path_nodes,
     sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
     rng[0] = r
     return loss, n_examples
+
+
+EXACT = {"nogil": True, "cache": True}
+"""For number formatting: fastmath would assume away the NaN and infinity checks."""
+
+_POW10 = 10.0 ** np.arange(-22, 23)
+"""Powers of ten exact in float64 (10^-22 … 10^22); ``_POW10[k + 22] == 10.0**k``."""
+
+
+@njit(**EXACT)
+def _scale_pow10(a, k):
+    """a · 10^k in float64, in at most a few exactly-represented steps."""
+    while k > 22:
+        a *= _POW10[44]
+        k -= 22
+    while k < -22:
+        a *= _POW10[0]
+        k += 22
+    return a * _POW10[k + 22]
+
+
+@njit(**EXACT)
+def _put(out, n, text):
+    """Append the ASCII bytes of ``text`` (a short literal) to ``out`` at ``n``."""
+    for ch in text:
+        out[n] = ord(ch)
+        n += 1
+    return n
+
+
+@njit(**EXACT)
+def format_g9(x, out, n):
+    """Write float ``x`` like C's ``%.9g`` at ``out[n:]`` and return the new end.
+
+    Nine significant digits are enough for any float32 to read back exactly; the
+    digits come from one float64 scaling, within 1e-15 of the exact decimal, so a
+    float32 always round-trips (a tie may round differently from C's printf).
+    """
+    if np.isnan(x):
+        return _put(out, n, "nan")
+    if x < 0 or (x == 0 and np.signbit(x)):
+        out[n] = 45  # '-'
+        n += 1
+        x = -x
+    if x == np.inf:
+        return _put(out, n, "inf")
+    if x == 0:
+        out[n] = 48
+        return n + 1
+    e = int(np.floor(np.log10(x)))
+    d = np.int64(np.rint(_scale_pow10(x, 8 - e)))
+    if d >= 1_000_000_000:
+        e += 1
+        d = np.int64(np.rint(_scale_pow10(x, 8 - e)))
+    elif d < 100_000_000:
+        e -= 1
+        d = np.int64(np.rint(_scale_pow10(x, 8 - e)))
+    digits = np.empty(9, dtype=np.uint8)
+    for k in range(8, -1, -1):
+        digits[k] = 48 + d % 10
+        d //= 10
+    last = 8
+    while last > 0 and digits[last] == 48:
+        last -= 1
+    if -4 <= e < 9:
+        if e >= 0:
+            for k in range(e + 1):
+                out[n] = digits[k] if k <= 8 else 48
+                n += 1
+            if last > e:
+                out[n] = 46  # '.'
+                n += 1
+                for k in range(e + 1, last + 1):
+                    out[n] = digits[k]
+                    n += 1
+        else:
+            n = _put(out, n, "0.")
+            for _ in range(-e - 1):
+                out[n] = 48
+                n += 1
+            for k in range(last + 1):
+                out[n] = digits[k]
+                n += 1
+        return n
+    out[n] = digits[0]
+    n += 1
+    if last > 0:
+        out[n] = 46
+        n += 1
+        for k in range(1, last + 1):
+            out[n] = digits[k]
+            n += 1
+    out[n] = 101  # 'e'
+    n += 1
+    if e < 0:
+        out[n] = 45
+        e = -e
+    else:
+        out[n] = 43  # '+'
+    n += 1
+    if e >= 100:
+        out[n] = 48 + e // 100
+        n += 1
+    out[n] = 48 + (e // 10) % 10
+    out[n + 1] = 48 + e % 10
+    return n + 2
+
+
+@njit(**EXACT)
+def format_text_rows(word_bytes, word_offsets, matrix, start, end, out):
+    """word2vec text lines (``word v1 … vD\\n``, values as ``%.9g``) for rows
+    ``start:end`` into ``out``, which must hold 17 bytes per value plus the words
+    and a space and newline per row. Returns the number of bytes written."""
+    n = 0
+    for w in range(start, end):
+        for k in range(word_offsets[w], word_offsets[w + 1]):
+            out[n] = word_bytes[k]
+            n += 1
+        for d in range(matrix.shape[1]):
+            out[n] = 32
+            n = format_g9(np.float64(matrix[w, d]), out, n + 1)
+        out[n] = 10
+        n += 1
+    return n
