@@ -357,6 +357,21 @@ def skipgram_centre(target, ctx, n_ctx, syn0, syn1, hot_rows, hot_slot, path_off
     return loss
 
 
+def for_dim(kernel, *args):
+    """``kernel`` compiled for ``args``, whose last one, the vector size, becomes a
+    compile-time constant; call the result with arguments of the same types.
+
+    The training kernels ask for that constant with ``numba.literally``. Called
+    through the dispatcher, they would be typed again on every call (tens of
+    milliseconds a block); the compiled entry point is called directly instead.
+    """
+    from numba import types
+
+    sig = tuple(kernel.typeof_pyval(a) for a in args[:-1]) + (types.literal(int(args[-1])),)
+    kernel.compile(sig)
+    return kernel.get_overload(sig)
+
+
 @njit(**JIT)
 def max_path_length(path_offsets):
     """The longest path in a tree's CSR path arrays."""

@@ -203,6 +203,7 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool) -> li
     examples = [0] * s.epochs
     done = [0]
     lock = threading.Lock()
+    compile_lock = threading.Lock()
     jobs: queue.Queue = queue.Queue(maxsize=2 * s.threads)
     failures: list[BaseException] = []
 
@@ -220,6 +221,7 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool) -> li
         h = np.empty(s.dim, dtype=np.float32)
         grad_h = np.empty(s.dim, dtype=np.float32)
         rng = np.array([seed], dtype=np.uint64)
+        kernel = None
         while True:
             job = jobs.get()
             if job is None:
@@ -233,13 +235,17 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool) -> li
             try:
                 common = (ids, ends, len(ends), model.vectors, model.node_vectors,
                           tree.path_offsets, tree.path_nodes, tree.path_codes, keep,
-                          s.window, a0, a1)
+                          int(s.window), float(a0), float(a1))
                 hot = (hot_nodes, hot_slot, hot_rows, hot_base, HOT_SYNC_WORDS, s.dim)
                 if s.arch == "skipgram":
-                    loss, n = kernels.train_skipgram(*common, rng, sen, sen_pos, *hot)
+                    args = (*common, rng, sen, sen_pos, *hot)
                 else:
-                    loss, n = kernels.train_cbow(*common, s.cbow_mean, rng, sen, sen_pos, h, grad_h,
-                                                 *hot)
+                    args = (*common, s.cbow_mean, rng, sen, sen_pos, h, grad_h, *hot)
+                if kernel is None:
+                    with compile_lock:
+                        kernel = kernels.for_dim(kernels.train_skipgram if s.arch == "skipgram"
+                                                 else kernels.train_cbow, *args)
+                loss, n = kernel(*args)
             except BaseException as e:  # noqa: BLE001 (re-raised by the main thread)
                 failures.append(e)
                 continue
