@@ -16,7 +16,6 @@ Model file (``.npz``, written with :func:`numpy.savez`, read with
 """
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import tempfile
@@ -31,14 +30,6 @@ from .errors import HSW2VError
 
 MODEL_FORMAT = "hsw2v-model"
 MODEL_VERSION = 1
-
-
-def release_free_memory() -> None:
-    """Hand freed heap memory back to the OS (glibc only), to keep the peak RSS low."""
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
 
 
 def pack_words(words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -128,6 +119,13 @@ def _text_chunks(words: Sequence[str], matrix: np.ndarray, rows: int = 2048) -> 
                 yield pending.pop(0).result()
         for job in pending:
             yield job.result()
+
+
+def warm_up_writer(dim: int) -> None:
+    """Load the text-formatting kernel for ``dim``-wide rows now (see
+    :func:`hsw2v.memory.release_compiler_pages`)."""
+    for _ in _text_chunks(["a"], np.zeros((1, dim), dtype=np.float32)):
+        pass
 
 
 CACHE_SUFFIX = ".cache"

@@ -135,7 +135,8 @@ class Model:
 
     def save_vectors(self, path: str, binary: bool = False) -> None:
         """Write the word vectors in word2vec text (or binary) format, atomically."""
-        from .formats import release_free_memory, write_vectors
+        from .formats import write_vectors
+        from .memory import release_free_memory
 
         release_free_memory()
         write_vectors(path, self.vocab.words, self.vectors, binary)

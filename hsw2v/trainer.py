@@ -18,7 +18,8 @@ import numpy as np
 
 from .corpus import WordTable, count_words, iter_blocks, rereadable
 from .errors import HSW2VError
-from .formats import release_free_memory
+from .formats import warm_up_writer
+from .memory import release_compiler_pages, release_free_memory
 from .model import Model
 from .semantic import SPLITS
 from .tree import TREE_KINDS, Tree, build_tree
@@ -142,6 +143,7 @@ def train(corpus: str, *, vocab: Vocab | None = None, tree: Tree | str | None = 
         if len(tree) != len(vocab):
             raise HSW2VError(f"the tree has {len(tree)} leaves but the vocabulary {len(vocab)} words")
         release_free_memory()  # the counting pass's garbage, before the big allocations
+        release_compiler_pages()
         vectors = np.random.default_rng(s.seed).random((len(vocab), s.dim), dtype=np.float32)
         vectors -= 0.5
         vectors /= s.dim  # uniform in ±0.5/dim, as word2vec.c
@@ -203,7 +205,6 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool) -> li
     examples = [0] * s.epochs
     done = [0]
     lock = threading.Lock()
-    compile_lock = threading.Lock()
     jobs: queue.Queue = queue.Queue(maxsize=2 * s.threads)
     failures: list[BaseException] = []
 
@@ -211,17 +212,35 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool) -> li
         return max(s.min_alpha, s.alpha - (s.alpha - s.min_alpha) * words / planned)
 
     hot_nodes, hot_slot = hot_inner_nodes(tree, vocab.counts, HOT_NODES if s.threads > 1 else 0)
+    skipgram = s.arch == "skipgram"
 
-    def worker(seed: int) -> None:
-        hot_rows = model.node_vectors[hot_nodes]
-        hot_base = hot_rows.copy()
+    def kernel_args(ids, ends, a0, a1, scratch):
+        """The training kernel's arguments for one block, with a thread's scratch."""
+        rng, sen, sen_pos, h, grad_h, hot_rows, hot_base = scratch
+        common = (ids, ends, len(ends), model.vectors, model.node_vectors, tree.path_offsets,
+                  tree.path_nodes, tree.path_codes, keep, int(s.window), float(a0), float(a1))
+        hot = (hot_nodes, hot_slot, hot_rows, hot_base, HOT_SYNC_WORDS, s.dim)
+        if skipgram:
+            return (*common, rng, sen, sen_pos, *hot)
+        return (*common, s.cbow_mean, rng, sen, sen_pos, h, grad_h, *hot)
+
+    def thread_scratch(seed: int) -> tuple:
         cap = (1 << 20) // 2 + 2
-        sen = np.empty(cap, dtype=np.int32)
-        sen_pos = np.empty(cap, dtype=np.int64)
-        h = np.empty(s.dim, dtype=np.float32)
-        grad_h = np.empty(s.dim, dtype=np.float32)
-        rng = np.array([seed], dtype=np.uint64)
-        kernel = None
+        hot_rows = model.node_vectors[hot_nodes]
+        return (np.array([seed], dtype=np.uint64), np.empty(cap, dtype=np.int32),
+                np.empty(cap, dtype=np.int64), np.empty(s.dim, dtype=np.float32),
+                np.empty(s.dim, dtype=np.float32), hot_rows, hot_rows.copy())
+
+    scratches = [thread_scratch(s.seed * 7919 + 17 * (t + 1)) for t in range(s.threads)]
+    # Load everything this run will call, then hand LLVM's pages back (see memory.py).
+    kernel = kernels.for_dim(kernels.train_skipgram if skipgram else kernels.train_cbow,
+                             *kernel_args(np.empty(0, np.int32), np.empty(0, np.int64), 0.0, 0.0,
+                                          scratches[0]))
+    table.encode(b"")
+    warm_up_writer(s.dim)
+    release_compiler_pages()
+
+    def worker(scratch: tuple) -> None:
         while True:
             job = jobs.get()
             if job is None:
@@ -229,23 +248,11 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool) -> li
             if failures:
                 continue
             epoch, ids, ends, a0, a1 = job
-            if len(ids) > len(sen):
-                sen = np.empty(len(ids), dtype=np.int32)
-                sen_pos = np.empty(len(ids), dtype=np.int64)
+            if len(ids) > len(scratch[1]):
+                scratch = (scratch[0], np.empty(len(ids), dtype=np.int32),
+                           np.empty(len(ids), dtype=np.int64), *scratch[3:])
             try:
-                common = (ids, ends, len(ends), model.vectors, model.node_vectors,
-                          tree.path_offsets, tree.path_nodes, tree.path_codes, keep,
-                          int(s.window), float(a0), float(a1))
-                hot = (hot_nodes, hot_slot, hot_rows, hot_base, HOT_SYNC_WORDS, s.dim)
-                if s.arch == "skipgram":
-                    args = (*common, rng, sen, sen_pos, *hot)
-                else:
-                    args = (*common, s.cbow_mean, rng, sen, sen_pos, h, grad_h, *hot)
-                if kernel is None:
-                    with compile_lock:
-                        kernel = kernels.for_dim(kernels.train_skipgram if s.arch == "skipgram"
-                                                 else kernels.train_cbow, *args)
-                loss, n = kernel(*args)
+                loss, n = kernel(*kernel_args(ids, ends, a0, a1, scratch))
             except BaseException as e:  # noqa: BLE001 (re-raised by the main thread)
                 failures.append(e)
                 continue
@@ -254,8 +261,8 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool) -> li
                 examples[epoch] += n
                 done[0] += len(ids)
 
-    threads = [threading.Thread(target=worker, args=(s.seed * 7919 + 17 * (t + 1),), daemon=True)
-               for t in range(s.threads)]
+    threads = [threading.Thread(target=worker, args=(scratch,), daemon=True)
+               for scratch in scratches]
     for t in threads:
         t.start()
     bar = tqdm(total=planned, unit="word", unit_scale=True, disable=not progress,

@@ -1,0 +1,38 @@
+"""Keeping the resident set small: hand memory the process no longer needs back
+to the OS (Linux and glibc; elsewhere these do nothing)."""
+from __future__ import annotations
+
+import ctypes
+import sys
+
+_MADV_PAGEOUT = 21  # Linux ≥ 5.4
+
+
+def release_free_memory() -> None:
+    """Return freed heap memory to the OS (glibc's malloc_trim)."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def release_compiler_pages() -> None:
+    """Page out LLVM's shared library once the kernels a run needs are loaded.
+
+    Loading numba's cached kernels still runs LLVM, which reads about 70 MB of
+    libllvmlite's code into memory; training never calls it again. MADV_PAGEOUT
+    drops those clean file-backed pages (nothing is lost: if LLVM runs again, they
+    are read back from the file).
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        with open("/proc/self/maps") as maps:
+            ranges = [line.split()[0] for line in maps if "libllvmlite" in line]
+    except (OSError, AttributeError):
+        return
+    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    for span in ranges:
+        lo, hi = (int(x, 16) for x in span.split("-"))
+        libc.madvise(lo, hi - lo, _MADV_PAGEOUT)  # an old kernel says EINVAL: fine
