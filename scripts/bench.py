@@ -148,7 +148,7 @@ def run_once(system, corpus, arch, epochs, threads, seed, workdir) -> dict:
     if proc.returncode != 0:
         sys.exit(f"{system} failed:\n{proc.stderr[-2000:]}")
     info = json.loads(proc.stdout.strip().splitlines()[-1])
-    info.update(score(out), wall=wall, words_per_s=info["words"] * epochs / wall)
+    info.update(score(out), wall=wall)
     return info
 
 
@@ -192,6 +192,9 @@ def main() -> None:
     systems = a.systems.split(",")
     gensim_corpus = line_broken_copy(a.corpus, workdir) if "gensim" in systems else None
     jobs = [(a.arch, a.epochs)] if a.arch else [("skipgram", 1), ("cbow", 3)]
+    from hsw2v.corpus import count_words
+
+    tokens = count_words(a.corpus).tokens  # every token, in or out of the vocabulary
     raw = []
     for arch, epochs in jobs:
         epochs = epochs or a.epochs or (1 if arch == "skipgram" else 3)
@@ -200,10 +203,12 @@ def main() -> None:
             for s in systems:
                 corpus = gensim_corpus if s == "gensim" else a.corpus
                 res = run_once(s, corpus, arch, epochs, a.threads, r + 1, workdir)
+                res["words_per_s"] = tokens * epochs / res["wall"]
                 results[s].append(res)
                 print(f"# {arch} run {r + 1} {s}: " + json.dumps(res), file=sys.stderr, flush=True)
         raw.append({"arch": arch, "epochs": epochs, "results": results})
         print(f"\n{arch}, {epochs} epoch(s), {a.threads} threads, median of {a.runs} runs")
+        print(f"words/s: {tokens:,} corpus tokens x epochs / whole-process wall time")
         print("| system | analogy | WS353 | SimLex | words/s | wall | peak RSS |")
         print("|---|---|---|---|---|---|---|")
         med = {}
@@ -214,7 +219,9 @@ def main() -> None:
             print(f"| {s} | {100 * m['analogy']:.1f}% | {m['ws353']:.3f} | {m['simlex']:.3f} | "
                   f"{m['words_per_s'] / 1e3:.0f}k | {m['wall']:.0f} s | {m['rss_mb']:.0f} MB |")
         if "hsw2v" in med and "gensim" in med:
-            print(f"ratio hsw2v/gensim: words/s {med['hsw2v']['words_per_s'] / med['gensim']['words_per_s']:.2f}x, "
+            speed = [g["wall"] / h["wall"] for h, g in zip(results["hsw2v"], results["gensim"])]
+            print(f"ratio hsw2v/gensim: speed (words/s) {statistics.median(speed):.2f}x "
+                  f"(per run pair: {', '.join(f'{x:.2f}' for x in speed)}), "
                   f"peak RSS {med['hsw2v']['rss_mb'] / med['gensim']['rss_mb']:.2f}x")
         sys.stdout.flush()
     if a.json:
