@@ -130,8 +130,14 @@ def read_ahead(blocks: Iterator[bytes], depth: int = 2) -> Iterator[bytes]:
 
 
 def _last_whitespace(buf: bytes) -> int:
-    """Index of the last whitespace byte of ``buf``, or -1."""
-    return max(buf.rfind(c) for c in (b" ", b"\n", b"\t", b"\r", b"\x0b", b"\x0c"))
+    """Index of the last whitespace byte of ``buf``, or -1 (the tail is searched
+    first, so a byte that never occurs does not cost a scan of the whole block)."""
+    start = max(0, len(buf) - 4096)
+    while True:
+        found = max(buf.rfind(c, start) for c in (b" ", b"\n", b"\t", b"\r", b"\x0b", b"\x0c"))
+        if found >= 0 or start == 0:
+            return found
+        start = max(0, start - 16 * 4096)
 
 
 def _validate(block: bytes, path: str, offset: int) -> None:

@@ -149,9 +149,7 @@ def train(corpus: str, *, vocab: Vocab | None = None, tree: Tree | str | None = 
         vectors /= s.dim  # uniform in ±0.5/dim, as word2vec.c
         node_vectors = np.zeros((len(vocab) - 1, s.dim), dtype=np.float32)
         model = Model(vocab, tree, vectors, node_vectors, {})
-        start = time.perf_counter()
-        losses = _run_epochs(path, model, s, progress)
-        extra["train_seconds"] = time.perf_counter() - start
+        losses, extra["train_seconds"] = _run_epochs(path, model, s, progress)
     model.settings = {**asdict(s), "tree": tree.kind, "epoch_loss": losses, **extra}
     return model
 
@@ -191,8 +189,10 @@ def hot_inner_nodes(tree: Tree, counts: np.ndarray, k: int) -> tuple[np.ndarray,
     return hot, slot
 
 
-def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool) -> list[float]:
-    """Stream the corpus ``s.epochs`` times through the worker threads."""
+def _run_epochs(path: str, model: Model, s: TrainSettings,
+                progress: bool) -> tuple[list[float], float]:
+    """Stream the corpus ``s.epochs`` times through the worker threads; return each
+    epoch's mean loss and the seconds from the threads' start to their end."""
     from tqdm import tqdm
 
     from . import kernels
@@ -263,6 +263,7 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool) -> li
 
     threads = [threading.Thread(target=worker, args=(scratch,), daemon=True)
                for scratch in scratches]
+    start = time.perf_counter()
     for t in threads:
         t.start()
     bar = tqdm(total=planned, unit="word", unit_scale=True, disable=not progress,
@@ -288,11 +289,12 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool) -> li
             jobs.put(None)
         for t in threads:
             t.join()
+    seconds = time.perf_counter() - start
     if failures:
         raise failures[0]
     _refresh(bar, shown, done, loss_sum, examples, alpha_at, lock)
     bar.close()
-    return [loss_sum[e] / max(examples[e], 1) for e in range(s.epochs)]
+    return [loss_sum[e] / max(examples[e], 1) for e in range(s.epochs)], seconds
 
 
 def _refresh(bar, shown, done, loss_sum, examples, alpha_at, lock) -> int:
