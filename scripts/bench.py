@@ -192,9 +192,9 @@ def main() -> None:
     systems = a.systems.split(",")
     gensim_corpus = line_broken_copy(a.corpus, workdir) if "gensim" in systems else None
     jobs = [(a.arch, a.epochs)] if a.arch else [("skipgram", 1), ("cbow", 3)]
-    from hsw2v.corpus import count_words
+    from hsw2v.corpus import iter_blocks  # plain Python: this process never maps LLVM
 
-    tokens = count_words(a.corpus).tokens  # every token, in or out of the vocabulary
+    tokens = sum(len(block.split()) for block in iter_blocks(a.corpus))  # in or out of vocab
     raw = []
     for arch, epochs in jobs:
         epochs = epochs or a.epochs or (1 if arch == "skipgram" else 3)
