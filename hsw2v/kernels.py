@@ -50,12 +50,6 @@ def build_table(word_bytes, word_offsets, table):
 
 
 @njit(**JIT)
-def lookup(buf, start, end, table, word_bytes, word_offsets):
-    """Id of the word ``buf[start:end]``, or -1 if it is not in the table."""
-    return find_hashed(buf, start, end, fnv1a(buf, start, end), table, word_bytes, word_offsets)
-
-
-@njit(**JIT)
 def find_hashed(buf, start, end, h, table, word_bytes, word_offsets):
     """Id of the word ``buf[start:end]`` whose FNV-1a hash is ``h``, or -1."""
     mask = np.uint64(len(table) - 1)
