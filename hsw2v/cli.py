@@ -124,6 +124,9 @@ def vocab(corpus: str, output: str | None, min_count: int, max_vocab: int | None
               show_default=True, help="semantic: halve each node's words, or send each word "
               "to its likelier mixture component.")
 @click.option("--read-vocab", help="Use this 'word count' file instead of counting the corpus.")
+@click.option("--spool/--no-spool", default=True, show_default=True,
+              help="Keep the counted tokens in an unnamed temporary file (4 bytes a token, "
+              "in $TMPDIR), so that epochs do not read and split the text again.")
 @click.option("--quiet", is_flag=True, help="No progress bar or summary.")
 def train(corpus: str, output: str | None, binary: bool, save_model: str | None,
           tree: str | None, tree_from: str | None, read_vocab: str | None, quiet: bool,

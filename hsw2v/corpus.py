@@ -178,13 +178,25 @@ class WordCounts:
         """The words with count ≥ min_count, most frequent first (first occurrence breaks ties)."""
         from .vocab import Vocab
 
-        kept = np.flatnonzero(self.counts >= min_count)
-        kept = kept[np.argsort(-self.counts[kept], kind="stable")][:max_vocab]
+        kept = self._kept(min_count, max_vocab)
         return Vocab([self.word(i) for i in kept.tolist()], self.counts[kept])
 
+    def type_ids(self, min_count: int = 5, max_vocab: int | None = None) -> np.ndarray:
+        """Each word's id in ``to_vocab(min_count, max_vocab)``, or -1 if it was dropped."""
+        kept = self._kept(min_count, max_vocab)
+        ids = np.full(len(self), -1, dtype=np.int32)
+        ids[kept] = np.arange(len(kept), dtype=np.int32)
+        return ids
 
-def count_words(path: str, progress: bool = False) -> WordCounts:
-    """Count every word of the corpus in one streaming pass (a numba hash table)."""
+    def _kept(self, min_count: int, max_vocab: int | None) -> np.ndarray:
+        kept = np.flatnonzero(self.counts >= min_count)
+        return kept[np.argsort(-self.counts[kept], kind="stable")][:max_vocab]
+
+
+def count_words(path: str, progress: bool = False, spool: TokenSpool | None = None,
+                block_bytes: int = BLOCK_BYTES) -> WordCounts:
+    """Count every word of the corpus in one streaming pass (a numba hash table),
+    writing its tokens to ``spool`` if one is given."""
     from tqdm import tqdm
 
     from .kernels import build_table, count_block
@@ -194,7 +206,8 @@ def count_words(path: str, progress: bool = False) -> WordCounts:
     offsets = np.zeros((1 << 15) + 1, dtype=np.int64)
     counts = np.zeros(1 << 15, dtype=np.int64)
     n_types = used = tokens = 0
-    blocks = read_ahead(iter_blocks(path))
+    entries = np.empty(0, dtype=np.int32)
+    blocks = read_ahead(iter_blocks(path, block_bytes))
     first = next(blocks, None)  # open errors come before the bar is drawn
     with tqdm(unit="word", unit_scale=True, disable=not progress, desc="vocab", leave=False) as bar:
         for block in itertools.chain([first] if first is not None else [], blocks):
@@ -208,7 +221,13 @@ def count_words(path: str, progress: bool = False) -> WordCounts:
             if 2 * need > len(table):
                 table = np.full(1 << (2 * need).bit_length(), -1, dtype=np.int32)
                 build_table(arena, offsets[:n_types + 1], table)
-            n_types, used, n = count_block(buf, table, arena, offsets, counts, n_types, used)
+            if spool is not None and spool.usable and len(entries) < len(buf) + 1:
+                entries = np.empty(len(buf) + 1, dtype=np.int32)
+            n_types, used, n, k = count_block(buf, table, arena, offsets, counts, n_types, used,
+                                              entries if spool is not None and spool.usable
+                                              else entries[:0])
+            if k:
+                spool.write(entries[:k])
             tokens += n
             bar.update(n)
     return WordCounts(arena[:used].copy(), offsets[:n_types + 1].copy(), counts[:n_types].copy(),
@@ -236,6 +255,80 @@ def rereadable(path: str) -> Iterator[str]:
     finally:
         os.unlink(tmp)
 
+
+
+class TokenSpool:
+    """The corpus's tokens as the counting pass saw them, in an unnamed temporary
+    file, so that training epochs read word ids back instead of decompressing and
+    tokenizing the text again.
+
+    Each token is its type id (int32, the word's index in :class:`WordCounts`), -1
+    ends a non-empty line and -2 a block. It costs 4 bytes a token of disk in the
+    temporary directory (``TMPDIR``); if a write fails (a full disk, say), the spool
+    is dropped and ``usable`` turns false: callers then read the text.
+    """
+
+    def __init__(self, directory: str | None = None):
+        self.file = tempfile.TemporaryFile(prefix="hsw2v-tokens-", dir=directory)  # noqa: SIM115
+        self.usable = True
+
+    def write(self, entries: np.ndarray) -> None:
+        """Append spool entries (int32); on failure, give the spool up."""
+        if not self.usable:
+            return
+        try:
+            self.file.write(np.ascontiguousarray(entries, dtype=np.int32))
+        except OSError:
+            self.close()
+
+    def blocks(self, type_ids: np.ndarray,
+               chunk: int = 1 << 20) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(word ids, sentence ends) of each block, as :meth:`WordTable.encode` gives
+        them for the block's text; ``type_ids`` maps a type id to a word id or -1.
+        The file is read ``chunk`` entries at a time (more for a longer block)."""
+        from .kernels import decode_spool
+
+        self.file.flush()
+        self.file.seek(0)
+        buf = np.empty(chunk, dtype=np.int32)
+        ids = np.empty(len(buf), dtype=np.int32)
+        ends = np.empty(len(buf), dtype=np.int64)
+        start = have = 0
+        while True:
+            nxt, n_ids, n_sents, complete = decode_spool(buf, start, have, type_ids, ids, ends)
+            if complete:
+                start = nxt
+                yield ids[:n_ids].copy(), ends[:n_sents].copy()
+                continue
+            rest = have - start  # an unfinished block: move it to the front, read more
+            buf[:rest] = buf[start:have]
+            start, have = 0, rest
+            if have == len(buf):  # a block longer than the buffer
+                buf = _grown(buf, 2 * len(buf))
+                ids, ends = np.empty(len(buf), dtype=np.int32), np.empty(len(buf), dtype=np.int64)
+            got = self.file.readinto(memoryview(buf[have:]).cast("B"))
+            if not got:
+                return
+            have += got // 4
+
+    @staticmethod
+    def warm_up() -> None:
+        """Load the decoding kernel (compiled, or from numba's cache)."""
+        from .kernels import decode_spool
+
+        none = np.empty(0, dtype=np.int32)
+        decode_spool(none, 0, 0, none, none, np.empty(0, dtype=np.int64))
+
+    def close(self) -> None:
+        """Delete the file (it is unnamed, so it also goes when the process ends)."""
+        self.usable = False
+        self.file.close()
+
+    def __enter__(self) -> TokenSpool:  # noqa: PYI034
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 class WordTable:

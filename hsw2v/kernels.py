@@ -94,18 +94,29 @@ def is_space(c):
 
 
 @njit(**JIT)
-def count_block(buf, table, arena, offsets, counts, n_types, arena_used):
+def count_block(buf, table, arena, offsets, counts, n_types, arena_used, spool):
     """Count the words of ``buf``; a new word gets the next id and its bytes go to ``arena``.
 
     The caller guarantees room for ``len(buf)`` more bytes and ``len(buf) // 2 + 1``
-    more words, with the table at most half full. Returns (types, arena bytes, tokens).
+    more words, with the table at most half full. Unless ``spool`` is empty, the
+    block is also written there (see :func:`decode_spool`); it then needs room for
+    ``len(buf) + 1`` entries (a token and a line end each take at least a byte).
+    Returns (types, arena bytes, tokens, spool entries).
     """
     mask = np.uint64(len(table) - 1)
+    emit = len(spool) > 0
     tokens = 0
+    k = 0
+    line_tokens = 0
     i = 0
     n = len(buf)
     while i < n:
-        if is_space(buf[i]):
+        c = buf[i]
+        if is_space(c):
+            if c == 10 and emit and line_tokens > 0:
+                spool[k] = -1
+                k += 1
+                line_tokens = 0
             i += 1
             continue
         j, h = scan_word(buf, i)
@@ -113,7 +124,8 @@ def count_block(buf, table, arena, offsets, counts, n_types, arena_used):
         while True:
             w = table[slot]
             if w < 0:
-                table[slot] = n_types
+                w = n_types
+                table[slot] = w
                 arena[arena_used:arena_used + j - i] = buf[i:j]
                 arena_used += j - i
                 offsets[n_types + 1] = arena_used
@@ -123,17 +135,56 @@ def count_block(buf, table, arena, offsets, counts, n_types, arena_used):
             lo = offsets[w]
             if offsets[w + 1] - lo == j - i:
                 same = True
-                for k in range(j - i):
-                    if arena[lo + k] != buf[i + k]:
+                for q in range(j - i):
+                    if arena[lo + q] != buf[i + q]:
                         same = False
                         break
                 if same:
                     counts[w] += 1
                     break
             slot = (slot + np.uint64(1)) & mask
+        if emit:
+            spool[k] = w
+            k += 1
+            line_tokens += 1
         tokens += 1
         i = j
-    return n_types, arena_used, tokens
+    if emit:
+        spool[k] = -2
+        k += 1
+    return n_types, arena_used, tokens, k
+
+
+@njit(**JIT)
+def decode_spool(spool, start, end, type_ids, ids, sent_ends):
+    """Word ids and sentence ends of the block that starts at ``spool[start]``.
+
+    A spool holds each token's type id (its index among the distinct words, in
+    order of first occurrence), -1 after each non-empty line and -2 after each
+    block; ``type_ids`` maps a type to its word id or -1 (not in the vocabulary).
+    The result equals :func:`encode_block` on the block's text. Returns (index
+    after the block, n_ids, n_sentences, whether the block ended before ``end``).
+    """
+    n_ids = 0
+    n_sents = 0
+    last_end = 0
+    k = start
+    while k < end:
+        t = spool[k]
+        k += 1
+        if t >= 0:
+            w = type_ids[t]
+            if w >= 0:
+                ids[n_ids] = w
+                n_ids += 1
+        else:
+            if n_ids > last_end:
+                sent_ends[n_sents] = n_ids
+                n_sents += 1
+                last_end = n_ids
+            if t == -2:
+                return k, n_ids, n_sents, True
+    return k, n_ids, n_sents, False
 
 
 @njit(**JIT)

@@ -12,11 +12,12 @@ import os
 import queue
 import threading
 import time
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .corpus import WordTable, count_words, iter_blocks, rereadable
+from .corpus import TokenSpool, WordTable, count_words, iter_blocks, rereadable
 from .errors import HSW2VError
 from .formats import warm_up_writer
 from .memory import release_compiler_pages, release_free_memory
@@ -44,6 +45,7 @@ class TrainSettings:
     cbow_mean: bool = True
     tree: str = "huffman"  # huffman, balanced, random, fano or semantic
     split: str = "balanced"  # semantic trees: balanced or adaptive
+    spool: bool = True  # keep the counted tokens in a temporary file for the epochs
 
     def resolved(self) -> TrainSettings:
         """A copy with defaults filled in and every value checked."""
@@ -84,12 +86,19 @@ def available_cores() -> int:
 def build_vocab(corpus: str, min_count: int = 5, max_vocab: int | None = None,
                 progress: bool = False) -> tuple[Vocab, int]:
     """Count the corpus in one pass; return the pruned vocabulary and the token count."""
-    counts = count_words(corpus, progress=progress)
+    vocab, tokens, _ = _count(corpus, min_count, max_vocab, progress, None)
+    return vocab, tokens
+
+
+def _count(corpus: str, min_count: int, max_vocab: int | None, progress: bool,
+           spool: TokenSpool | None) -> tuple[Vocab, int, np.ndarray]:
+    """:func:`build_vocab`, also giving each counted type's word id (or -1)."""
+    counts = count_words(corpus, progress=progress, spool=spool)
     if counts.tokens == 0:
         raise HSW2VError(f"{corpus}: the corpus is empty (no words)")
     vocab = counts.to_vocab(min_count, max_vocab)
     check_vocab(vocab, min_count, corpus)
-    return vocab, counts.tokens
+    return vocab, counts.tokens, counts.type_ids(min_count, max_vocab)
 
 
 def check_vocab(vocab: Vocab, min_count: int, corpus: str) -> None:
@@ -127,11 +136,13 @@ def train(corpus: str, *, vocab: Vocab | None = None, tree: Tree | str | None = 
     if isinstance(tree, str):
         settings["tree"], tree = tree, None
     s = TrainSettings(**settings).resolved()
-    with rereadable(corpus) as path:
+    with rereadable(corpus) as path, ExitStack() as cleanup:
+        spool, type_ids = None, None
         if tree_from is not None:
             vocab = tree_from.vocab
         elif vocab is None:
-            vocab, _ = build_vocab(path, s.min_count, s.max_vocab, progress)
+            spool = cleanup.enter_context(TokenSpool()) if s.spool else None
+            vocab, _, type_ids = _count(path, s.min_count, s.max_vocab, progress, spool)
         else:
             vocab = vocab.pruned(s.min_count, s.max_vocab)
             check_vocab(vocab, s.min_count, corpus)
@@ -149,7 +160,9 @@ def train(corpus: str, *, vocab: Vocab | None = None, tree: Tree | str | None = 
         vectors /= s.dim  # uniform in ±0.5/dim, as word2vec.c
         node_vectors = np.zeros((len(vocab) - 1, s.dim), dtype=np.float32)
         model = Model(vocab, tree, vectors, node_vectors, {})
-        losses, extra["train_seconds"] = _run_epochs(path, model, s, progress)
+        if spool is not None and not spool.usable:
+            spool = None
+        losses, extra["train_seconds"] = _run_epochs(path, model, s, progress, spool, type_ids)
     model.settings = {**asdict(s), "tree": tree.kind, "epoch_loss": losses, **extra}
     return model
 
@@ -189,16 +202,26 @@ def hot_inner_nodes(tree: Tree, counts: np.ndarray, k: int) -> tuple[np.ndarray,
     return hot, slot
 
 
-def _run_epochs(path: str, model: Model, s: TrainSettings,
-                progress: bool) -> tuple[list[float], float]:
+def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool,
+                spool: TokenSpool | None = None,
+                type_ids: np.ndarray | None = None) -> tuple[list[float], float]:
     """Stream the corpus ``s.epochs`` times through the worker threads; return each
-    epoch's mean loss and the seconds from the threads' start to their end."""
+    epoch's mean loss and the seconds from the threads' start to their end.
+
+    The blocks come from ``spool`` (with ``type_ids``, see :meth:`TokenSpool.blocks`)
+    if given; otherwise the text is read and encoded again each epoch."""
     from tqdm import tqdm
 
     from . import kernels
 
     vocab, tree = model.vocab, model.tree
-    table = WordTable(vocab.words)
+    if spool is None:
+        table = WordTable(vocab.words)
+        table.encode(b"")  # loads the encoding kernel before LLVM's pages go (below)
+        epoch_blocks = lambda: map(table.encode, iter_blocks(path))
+    else:
+        spool.warm_up()
+        epoch_blocks = lambda: spool.blocks(type_ids)
     keep = keep_probabilities(vocab.counts, s.sample)
     planned = s.epochs * vocab.total
     loss_sum = [0.0] * s.epochs
@@ -236,7 +259,6 @@ def _run_epochs(path: str, model: Model, s: TrainSettings,
     kernel = kernels.for_dim(kernels.train_skipgram if skipgram else kernels.train_cbow,
                              *kernel_args(np.empty(0, np.int32), np.empty(0, np.int64), 0.0, 0.0,
                                           scratches[0]))
-    table.encode(b"")
     warm_up_writer(s.dim)
     release_compiler_pages()
 
@@ -274,8 +296,7 @@ def _run_epochs(path: str, model: Model, s: TrainSettings,
         for epoch in range(s.epochs):
             if failures:
                 break
-            for block in iter_blocks(path):
-                ids, ends = table.encode(block)
+            for ids, ends in epoch_blocks():
                 if len(ids) == 0:
                     continue
                 a0, a1 = alpha_at(dispatched), alpha_at(dispatched + len(ids))

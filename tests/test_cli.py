@@ -75,6 +75,18 @@ def test_train_then_similar(tmp_path, planted):
     assert all(line.split("\t")[0] in groups[1] for line in result.stdout.splitlines())
 
 
+def test_no_spool_trains_the_same_vectors(tmp_path, small_corpus):
+    outs = []
+    for flag in ("--spool", "--no-spool"):
+        out = tmp_path / f"v{flag}.txt"
+        result = run("train", small_corpus, "-o", str(out), "--min-count", "1", "--dim", "8",
+                     "--epochs", "2", "--threads", "1", "--quiet", flag)
+        assert result.exit_code == 0, result.output
+        outs.append(read_vectors(str(out)))
+    assert outs[0].words == outs[1].words
+    assert np.array_equal(outs[0].matrix, outs[1].matrix)
+
+
 def test_read_vocab_skips_counting(tmp_path, small_corpus):
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("g0w0 100\ng0w1 50\ng1w0 10\n")

@@ -5,7 +5,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from hsw2v.corpus import WordTable, count_words, iter_blocks
+from hsw2v.corpus import TokenSpool, WordTable, count_words, iter_blocks
 from hsw2v.errors import HSW2VError
 from hsw2v.vocab import Vocab
 
@@ -128,3 +128,48 @@ def test_to_vocab_matches_dict_version(tmp_path):
         a = counts.to_vocab(min_count)
         b = Vocab.from_counts(Counter(text.split()), min_count)
         assert a.words == b.words and a.counts.tolist() == b.counts.tolist()
+
+
+@pytest.mark.parametrize("block", [16, 333, 1 << 20])
+def test_spool_gives_the_blocks_encoding_gives(tmp_path, block):
+    """Reading word ids back from the counting pass's spool equals encoding the text
+    again: same blocks, ids and sentence ends (lines of dropped words included)."""
+    rng = np.random.default_rng(block)
+    lines = [random_text(rng, int(rng.integers(0, 40))).replace("\n", " ") for _ in range(300)]
+    lines[5] = lines[6] = ""  # empty lines
+    lines[7] = "rare1 rare2"  # a line of words under min-count
+    path = tmp_path / "c.txt"
+    path.write_text("\n".join(lines) + "\n")
+    with TokenSpool() as spool:
+        counts = count_words(str(path), spool=spool, block_bytes=block)
+        vocab = counts.to_vocab(min_count=2)
+        assert "rare1" not in vocab.words
+        table = WordTable(vocab.words)
+        expected = [table.encode(b) for b in iter_blocks(str(path), block_bytes=block)]
+        got = list(spool.blocks(counts.type_ids(min_count=2)))
+        assert len(got) == len(expected) > (1 if block < 1000 else 0)
+        for (ids, ends), (want_ids, want_ends) in zip(got, expected):
+            assert np.array_equal(ids, want_ids) and np.array_equal(ends, want_ends)
+        for chunk in (1, 8, 100):  # blocks cut across reads, longer than the buffer
+            again = list(spool.blocks(counts.type_ids(min_count=2), chunk=chunk))
+            assert len(again) == len(got)
+            assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+                       for a, b in zip(again, got))
+
+
+def test_failed_spool_is_given_up(tmp_path):
+    path = tmp_path / "c.txt"
+    path.write_text("a b c\n" * 100)
+
+    class FullDisk:
+        def write(self, data):
+            raise OSError(28, "No space left on device")
+
+        def close(self):
+            pass
+
+    spool = TokenSpool()
+    spool.file.close()
+    spool.file = FullDisk()
+    counts = count_words(str(path), spool=spool)
+    assert counts.tokens == 300 and not spool.usable

@@ -30,3 +30,16 @@ def test_single_thread_is_deterministic(small_corpus):
     c = hsw2v.train(small_corpus, min_count=1, dim=8, epochs=1, threads=1, seed=6, progress=False)
     assert np.array_equal(a.vectors, b.vectors)
     assert not np.array_equal(a.vectors, c.vectors)
+
+
+@pytest.mark.parametrize("arch", ["skipgram", "cbow"])
+def test_spooled_tokens_train_as_the_text(small_corpus, arch):
+    """Epochs read from the counting pass's token spool train exactly as epochs
+    that read and encode the text again."""
+    kw = {"arch": arch, "min_count": 2, "dim": 8, "epochs": 2, "threads": 1, "seed": 5,
+          "progress": False}
+    spooled = hsw2v.train(small_corpus, **kw)
+    text = hsw2v.train(small_corpus, spool=False, **kw)
+    assert np.array_equal(spooled.vectors, text.vectors)
+    assert np.array_equal(spooled.node_vectors, text.node_vectors)
+    assert spooled.settings["epoch_loss"] == text.settings["epoch_loss"]
