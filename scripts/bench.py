@@ -183,11 +183,17 @@ def main() -> None:
         return
     if a.scaling:
         for arch, epochs in ([(a.arch, a.epochs or 1)] if a.arch else [("skipgram", 1), ("cbow", 1)]):
-            runs = [scaling(a.corpus, arch, epochs, workdir) for _ in range(a.runs)]
+            runs = []
+            for r in range(a.runs):
+                runs.append(scaling(a.corpus, arch, epochs, workdir))
+                print(f"# {arch} run {r + 1}: " + json.dumps(runs[-1]), file=sys.stderr, flush=True)
             one = statistics.median(r[1] for r in runs)
             two = statistics.median(r[2] for r in runs)
-            print(f"{arch}: 1 thread {one / 1e3:.0f}k words/s, 2 threads {two / 1e3:.0f}k words/s, "
-                  f"speed-up {two / one:.2f}x (median of {a.runs})")
+            pairs = [r[2] / r[1] for r in runs]
+            print(f"{arch}: 1 thread {one / 1e3:.0f}k words/s, 2 threads {two / 1e3:.0f}k words/s "
+                  f"(medians of {a.runs}), speed-up {two / one:.2f}x; per run pair "
+                  f"{', '.join(f'{x:.2f}' for x in pairs)}: median {statistics.median(pairs):.2f}x",
+                  flush=True)
         return
     systems = a.systems.split(",")
     gensim_corpus = line_broken_copy(a.corpus, workdir) if "gensim" in systems else None
