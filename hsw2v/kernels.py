@@ -7,7 +7,10 @@ thread owns its RNG state (a one-element uint64 array) and scratch buffers.
 from __future__ import annotations
 
 import numpy as np
-from numba import literally, njit
+from llvmlite import ir
+from numba import literally, njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 JIT = {"nogil": True, "fastmath": True, "cache": True}
 
@@ -15,6 +18,35 @@ _LCG_MUL = np.uint64(25214903917)
 _LCG_ADD = np.uint64(11)
 _FNV_OFFSET = np.uint64(14695981039346656037)
 _FNV_PRIME = np.uint64(1099511628211)
+
+
+@intrinsic
+def prefetch_row(typingctx, matrix, row):
+    """Ask the CPU to start loading ``matrix[row]`` (a 2-D C-contiguous array)
+    into the cache, every 64-byte line of it; a hint, with no effect on results."""
+    sig = types.void(matrix, row)
+
+    def codegen(context, builder, signature, args):
+        aryty, rowty = signature.args
+        ary = context.make_array(aryty)(context, builder, args[0])
+        zero = context.get_constant(types.intp, 0)
+        index = context.cast(builder, args[1], rowty, types.intp)
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [index, zero])
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+            "llvm.prefetch.p0i8")
+        base = builder.bitcast(ptr, i8p)
+        itemsize = context.get_abi_sizeof(context.get_data_type(aryty.dtype))
+        n_bytes = builder.mul(builder.extract_value(ary.shape, 1),
+                              context.get_constant(types.intp, itemsize))
+        with cgutils.for_range_slice(builder, context.get_constant(types.intp, 0), n_bytes,
+                                     context.get_constant(types.intp, 64)) as (offset, _):
+            builder.call(fn, [builder.gep(base, [offset]), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
 
 
 @njit(**JIT)
@@ -421,6 +453,21 @@ def for_dim(kernel, *args):
 
 
 @njit(**JIT)
+def prefetch_next(sen, i, m, window, syn0, syn1, hot_slot, path_offsets, path_nodes):
+    """Start loading what the example after ``sen[i]`` needs and the cache may not
+    hold: the inner nodes on its path outside the thread's private rows, and the
+    input vector of the word that enters the window. Only a hint to the CPU: while
+    the current example computes, those rows come from memory."""
+    if i + 1 < m:
+        nxt = sen[i + 1]
+        for p in range(path_offsets[nxt], path_offsets[nxt + 1]):
+            if hot_slot[path_nodes[p]] < 0:
+                prefetch_row(syn1, path_nodes[p])
+        if i + 1 + window < m:
+            prefetch_row(syn0, sen[i + 1 + window])
+
+
+@njit(**JIT)
 def max_path_length(path_offsets):
     """The longest path in a tree's CSR path arrays."""
     longest = 0
@@ -470,6 +517,7 @@ def train_skipgram(ids, sent_ends, n_sents, syn0, syn1, path_offsets, path_nodes
                 sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
                 since_sync = 0
             alpha = np.float32(alpha0 + slope * sen_pos[i])
+            prefetch_next(sen, i, m, window, syn0, syn1, hot_slot, path_offsets, path_nodes)
             r = lcg_next(r)
             b = np.int64(r >> np.uint64(16)) % window
             n_ctx = 0
@@ -519,6 +567,7 @@ def train_cbow(ids, sent_ends, n_sents, syn0, syn1, path_offsets, path_nodes,
                 sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
                 since_sync = 0
             alpha = np.float32(alpha0 + slope * sen_pos[i])
+            prefetch_next(sen, i, m, window, syn0, syn1, hot_slot, path_offsets, path_nodes)
             r = lcg_next(r)
             b = np.int64(r >> np.uint64(16)) % window
             lo = max(0, i - window + b)
