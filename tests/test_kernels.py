@@ -243,3 +243,27 @@ def test_hot_rows_match_in_place_training(arch):
         assert loss == pytest.approx(results[0][0], rel=1e-5)
         np.testing.assert_allclose(s0, results[0][1], atol=1e-5)
         np.testing.assert_allclose(s1, results[0][2], atol=1e-5)
+
+
+def test_prefetch_changes_nothing():
+    """prefetch_next only hints the CPU: rows and arguments are left as they were,
+    for int32 and int64 row indices and for a window reaching past the sentence."""
+    from numba import njit
+
+    @njit
+    def touch(sen, m, window, syn0, syn1, slot, offs, nodes):
+        for i in range(m):
+            kernels.prefetch_next(sen, i, m, window, syn0, syn1, slot, offs, nodes)
+        kernels.prefetch_row(syn0, np.int64(m - 1))
+
+    rng = np.random.default_rng(9)
+    V, D = 40, 100
+    tree = huffman(np.sort(rng.integers(5, 500, size=V))[::-1].astype(np.int64))
+    syn0 = rng.normal(size=(V, D)).astype(np.float32)
+    syn1 = rng.normal(size=(V - 1, D)).astype(np.float32)
+    sen = rng.integers(0, V, size=30).astype(np.int32)
+    before = (syn0.copy(), syn1.copy(), sen.copy())
+    touch(sen, len(sen), 5, syn0, syn1, np.full(V - 1, -1, np.int32), tree.path_offsets,
+          tree.path_nodes)
+    for a, b in zip(before, (syn0, syn1, sen)):
+        assert np.array_equal(a, b)
