@@ -221,11 +221,11 @@ def count_words(path: str, progress: bool = False, spool: TokenSpool | None = No
             if 2 * need > len(table):
                 table = np.full(1 << (2 * need).bit_length(), -1, dtype=np.int32)
                 build_table(arena, offsets[:n_types + 1], table)
-            if spool is not None and spool.usable and len(entries) < len(buf) + 1:
-                entries = np.empty(len(buf) + 1, dtype=np.int32)
+            room = len(buf) + 1 if spool is not None and spool.usable else 0
+            if len(entries) < room:
+                entries = np.empty(room, dtype=np.int32)
             n_types, used, n, k = count_block(buf, table, arena, offsets, counts, n_types, used,
-                                              entries if spool is not None and spool.usable
-                                              else entries[:0])
+                                              entries[:room])
             if k:
                 spool.write(entries[:k])
             tokens += n

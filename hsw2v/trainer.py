@@ -1,8 +1,8 @@
 """Training orchestration: vocabulary, tree, weights, and threads running the kernels.
 
-The main thread streams the corpus in byte blocks, encodes each block to word ids
-(a nogil kernel) and queues it; worker threads run the SGD kernel on queued
-blocks, Hogwild-style. Each block carries its slice of the linear learning-rate
+The main thread reads each block's word ids (from the counting pass's token spool,
+or by encoding the text's byte blocks with a nogil kernel) and queues them; worker
+threads run the SGD kernel on queued blocks, Hogwild-style. Each block carries its slice of the linear learning-rate
 schedule, so the schedule does not depend on which thread trains which block.
 """
 from __future__ import annotations
