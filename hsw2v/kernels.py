@@ -453,6 +453,26 @@ def for_dim(kernel, *args):
 
 
 @njit(**JIT)
+def tick_sync(since_sync, sync_every, syn1, hot_nodes, hot_rows, hot_base):
+    """Count one word; on every ``sync_every``-th, merge the private hot rows
+    (:func:`sync_hot_rows`). Returns the new count."""
+    since_sync += 1
+    if since_sync == sync_every:
+        sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
+        return 0
+    return since_sync
+
+
+@njit(**JIT)
+def shrunk_window(i, m, window, r):
+    """word2vec.c's context span [lo, hi) around word ``i`` of an ``m``-word sentence:
+    the window shrunk by a random b in [0, window). Returns (lo, hi, rng state)."""
+    r = lcg_next(r)
+    b = np.int64(r >> np.uint64(16)) % window
+    return max(0, i - window + b), min(m, i + window - b + 1), r
+
+
+@njit(**JIT)
 def prefetch_next(sen, i, m, window, syn0, syn1, hot_slot, path_offsets, path_nodes):
     """Start loading what the example after ``sen[i]`` needs and the cache may not
     hold: the inner nodes on its path outside the thread's private rows, and the
@@ -512,16 +532,12 @@ def train_skipgram(ids, sent_ends, n_sents, syn0, syn1, path_offsets, path_nodes
         m, r = subsample(ids, start, end, keep_prob, r, sen, sen_pos)
         start = end
         for i in range(m):
-            since_sync += 1
-            if since_sync == sync_every:
-                sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
-                since_sync = 0
+            since_sync = tick_sync(since_sync, sync_every, syn1, hot_nodes, hot_rows, hot_base)
             alpha = np.float32(alpha0 + slope * sen_pos[i])
             prefetch_next(sen, i, m, window, syn0, syn1, hot_slot, path_offsets, path_nodes)
-            r = lcg_next(r)
-            b = np.int64(r >> np.uint64(16)) % window
+            lo, hi, r = shrunk_window(i, m, window, r)
             n_ctx = 0
-            for j in range(max(0, i - window + b), min(m, i + window - b + 1)):
+            for j in range(lo, hi):
                 if j != i:
                     ctx[n_ctx] = sen[j]
                     n_ctx += 1
@@ -562,16 +578,10 @@ def train_cbow(ids, sent_ends, n_sents, syn0, syn1, path_offsets, path_nodes,
         m, r = subsample(ids, start, end, keep_prob, r, sen, sen_pos)
         start = end
         for i in range(m):
-            since_sync += 1
-            if since_sync == sync_every:
-                sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
-                since_sync = 0
+            since_sync = tick_sync(since_sync, sync_every, syn1, hot_nodes, hot_rows, hot_base)
             alpha = np.float32(alpha0 + slope * sen_pos[i])
             prefetch_next(sen, i, m, window, syn0, syn1, hot_slot, path_offsets, path_nodes)
-            r = lcg_next(r)
-            b = np.int64(r >> np.uint64(16)) % window
-            lo = max(0, i - window + b)
-            hi = min(m, i + window - b + 1)
+            lo, hi, r = shrunk_window(i, m, window, r)
             if hi - lo < 2:
                 continue
             h[:] = 0.0
