@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Iterable, Iterator
 
 import click
 
@@ -55,6 +56,15 @@ def main() -> None:
 def _fail(message: str, code: int) -> None:
     click.echo(f"hsw2v: error: {message}", err=True)
     sys.exit(code)
+
+
+def _emit(data, as_json: bool, lines: Iterable[str]) -> None:
+    """Print a command's result: ``data`` as one JSON document, or the text ``lines``."""
+    if as_json:
+        click.echo(json.dumps(data))
+    else:
+        for line in lines:
+            click.echo(line)
 
 
 @cli.command()
@@ -192,11 +202,8 @@ def similar(words: tuple[str, ...], vectors_path: str, topn: int, negative: tupl
         raise HSW2VError(f"-n must be positive, got {topn}")
     vectors = read_vectors(vectors_path)
     result = vectors.most_similar(list(words), list(negative), topn)
-    if as_json:
-        click.echo(json.dumps([{"word": w, "similarity": s} for w, s in result]))
-    else:
-        for w, s in result:
-            click.echo(f"{w}\t{s:.4f}")
+    _emit([{"word": w, "similarity": s} for w, s in result], as_json,
+          (f"{w}\t{s:.4f}" for w, s in result))
 
 
 @cli.command("tree")
@@ -208,12 +215,11 @@ def tree_info(model_path: str, as_json: bool) -> None:
 
     model = load_model(model_path)
     info = model.tree.summary(model.vocab.counts)
-    if as_json:
-        click.echo(json.dumps(info))
-    else:
-        click.echo(f"tree: {info['kind']}, {info['words']} words\ndepth: {info['depth']}\n"
-                   f"mean path length: {info['mean_path_length']:.3f}\n"
-                   f"frequency-weighted mean path length: {info['weighted_mean_path_length']:.3f}")
+    _emit(info, as_json, [
+        f"tree: {info['kind']}, {info['words']} words",
+        f"depth: {info['depth']}",
+        f"mean path length: {info['mean_path_length']:.3f}",
+        f"frequency-weighted mean path length: {info['weighted_mean_path_length']:.3f}"])
 
 
 @cli.command()
@@ -241,11 +247,8 @@ def predict(context: tuple[str, ...], model_path: str, topn: int, as_json: bool)
         result = model.predict(list(context), topn)
     for w in caught:
         click.echo(f"hsw2v: warning: {w.message}", err=True)
-    if as_json:
-        click.echo(json.dumps([{"word": w, "prob": p} for w, p in result]))
-    else:
-        for w, p in result:
-            click.echo(f"{w}\t{p:.6g}")
+    _emit([{"word": w, "prob": p} for w, p in result], as_json,
+          (f"{w}\t{p:.6g}" for w, p in result))
 
 
 @cli.command()
@@ -268,12 +271,11 @@ def score(corpus: str, model_path: str, window: int | None, as_json: bool) -> No
         raise HSW2VError(f"--window must be at least 1, got {window}")
     model = load_model(model_path)
     result = run(model, corpus, window)
-    if as_json:
-        click.echo(json.dumps(result))
-    else:
-        click.echo(f"mean -log P: {result['loss']:.4f} nats\nperplexity: {result['perplexity']:.2f}\n"
-                   f"examples: {result['examples']} ({result['words']} words in the vocabulary, "
-                   f"{result['arch']}, window {result['window']})")
+    _emit(result, as_json, [
+        f"mean -log P: {result['loss']:.4f} nats",
+        f"perplexity: {result['perplexity']:.2f}",
+        (f"examples: {result['examples']} ({result['words']} words in the vocabulary, "
+         f"{result['arch']}, window {result['window']})")])
 
 
 @cli.command()
@@ -298,16 +300,19 @@ def evaluate(vectors_path: str, analogies: str | None, pairs: tuple[str, ...], r
     if analogies:
         report["analogies"] = evaluate_analogies(vectors, analogies, restrict=restrict)
     report["pairs"] = {p: evaluate_word_pairs(vectors, p) for p in pairs}
-    if as_json:
-        click.echo(json.dumps(report, indent=2))
-        return
-    if analogies:
+    _emit(report, as_json, _evaluation_lines(report))
+
+
+def _evaluation_lines(report: dict) -> Iterator[str]:
+    """The text form of ``evaluate``'s report: per-section and total accuracy, then
+    one line per word-pair file."""
+    if "analogies" in report:
         a = report["analogies"]
         for sec in a["sections"]:
-            click.echo(f"{sec['section']:<32} {sec['correct']:>6}/{sec['correct'] + sec['incorrect']:<6}"
-                       f" {100 * sec['accuracy']:6.2f}%  ({sec['oov']} OOV)")
-        click.echo(f"{'analogy total':<32} {a['correct']:>6}/{a['correct'] + a['incorrect']:<6}"
-                   f" {100 * a['accuracy']:6.2f}%  ({a['oov']} OOV)")
+            yield (f"{sec['section']:<32} {sec['correct']:>6}/{sec['correct'] + sec['incorrect']:<6}"
+                   f" {100 * sec['accuracy']:6.2f}%  ({sec['oov']} OOV)")
+        yield (f"{'analogy total':<32} {a['correct']:>6}/{a['correct'] + a['incorrect']:<6}"
+               f" {100 * a['accuracy']:6.2f}%  ({a['oov']} OOV)")
     for p, r in report["pairs"].items():
-        click.echo(f"{p}: spearman {r['spearman']:.4f}, pearson {r['pearson']:.4f}, "
-                   f"{r['pairs']} pairs, OOV {100 * r['oov_rate']:.1f}%")
+        yield (f"{p}: spearman {r['spearman']:.4f}, pearson {r['pearson']:.4f}, "
+               f"{r['pairs']} pairs, OOV {100 * r['oov_rate']:.1f}%")
