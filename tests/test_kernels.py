@@ -209,6 +209,28 @@ def test_skipgram_matches_word2vec_order():
     np.testing.assert_allclose(syn1, ref1, atol=2e-5)
 
 
+def test_shrunk_window_is_word2vecs():
+    """Each side reaches window - b words, b uniform in [0, window), clipped to the
+    sentence; the rng state advances once per call."""
+    window, m = 5, 100
+    r = np.uint64(11)
+    reach = []
+    for _ in range(20_000):
+        lo, hi, r2 = kernels.shrunk_window(50, m, window, r)
+        assert r2 == kernels.lcg_next(r)
+        assert 50 - lo == hi - 51  # symmetric
+        reach.append(hi - 51)
+        r = r2
+    freq = np.bincount(reach, minlength=window + 1) / len(reach)
+    assert freq[0] == 0
+    np.testing.assert_allclose(freq[1:], 1 / window, atol=0.015)
+    for i in (0, 1, m - 1):  # clipped at the edges
+        for _ in range(50):
+            lo, hi, r = kernels.shrunk_window(i, m, window, r)
+            assert 0 <= lo <= i < hi <= m
+            assert max(i - lo, hi - i - 1) <= window
+
+
 @pytest.mark.parametrize("arch", ["skipgram", "cbow"])
 def test_hot_rows_match_in_place_training(arch):
     """With one thread, training hot nodes in private rows and merging them gives
