@@ -445,8 +445,6 @@ def for_dim(kernel, *args):
     through the dispatcher, they would be typed again on every call (tens of
     milliseconds a block); the compiled entry point is called directly instead.
     """
-    from numba import types
-
     sig = tuple(kernel.typeof_pyval(a) for a in args[:-1]) + (types.literal(int(args[-1])),)
     kernel.compile(sig)
     return kernel.get_overload(sig)
@@ -673,7 +671,7 @@ def format_g9(x, out, n):
     if -4 <= e < 9:
         if e >= 0:
             for k in range(e + 1):
-                out[n] = digits[k] if k <= 8 else 48
+                out[n] = digits[k]  # k <= e <= 8
                 n += 1
             if last > e:
                 out[n] = 46  # '.'

@@ -2,8 +2,9 @@
 
 The main thread reads each block's word ids (from the counting pass's token spool,
 or by encoding the text's byte blocks with a nogil kernel) and queues them; worker
-threads run the SGD kernel on queued blocks, Hogwild-style. Each block carries its slice of the linear learning-rate
-schedule, so the schedule does not depend on which thread trains which block.
+threads run the SGD kernel on queued blocks, Hogwild-style. Each block carries its
+slice of the linear learning-rate schedule, so the schedule does not depend on
+which thread trains which block.
 """
 from __future__ import annotations
 
