@@ -67,48 +67,121 @@ def _emit(data, as_json: bool, lines: Iterable[str]) -> None:
             click.echo(line)
 
 
+DEFAULT_VECTORS = "vectors.txt"
+DEFAULT_BINARY_VECTORS = "vectors.bin"
+DEFAULT_MODEL = "model.npz"
+"""Where ``train`` writes, and the other commands look, when no path is given:
+the current directory, as fastText and git users expect."""
+
+
+def _default_vectors() -> str:
+    """The vectors a command reads when none is named: the newer of vectors.txt and
+    vectors.bin in the current directory, else model.npz."""
+    import os
+
+    found = [p for p in (DEFAULT_VECTORS, DEFAULT_BINARY_VECTORS) if os.path.isfile(p)]
+    if found:
+        return max(found, key=os.path.getmtime)
+    if os.path.isfile(DEFAULT_MODEL):
+        return DEFAULT_MODEL
+    raise HSW2VError(f"no {DEFAULT_VECTORS} or {DEFAULT_MODEL} here: run 'hsw2v train CORPUS' "
+                     "first, or give --vectors FILE")
+
+
+def _default_model(option: str = "--model FILE") -> str:
+    """The model a command reads when none is named: model.npz in the current directory."""
+    import os
+
+    if os.path.isfile(DEFAULT_MODEL):
+        return DEFAULT_MODEL
+    raise HSW2VError(f"no {DEFAULT_MODEL} here: run 'hsw2v train CORPUS' first, or give {option}")
+
+
+def _check_default_output(path: str, what: str) -> None:
+    """Refuse to replace ``path``, a default output name, unless it is hsw2v's own kind
+    of file (a word2vec vectors file, or an hsw2v model): a default never silently
+    overwrites something else the user keeps there."""
+    import os
+    import zipfile
+
+    if not os.path.lexists(path):
+        return
+    ours = False
+    if os.path.isfile(path) and not os.path.islink(path):
+        try:
+            if what == "model":
+                with zipfile.ZipFile(path) as z:
+                    ours = {"meta.npy", "vectors.npy", "node_vectors.npy"} <= set(z.namelist())
+            else:
+                with open(path, "rb") as f:
+                    header = f.readline(64).split()
+                ours = len(header) == 2 and all(h.isdigit() for h in header)
+        except (OSError, zipfile.BadZipFile):
+            ours = False
+    if not ours:
+        option = "--save-model" if what == "model" else "-o/--output"
+        raise HSW2VError(f"{path} exists and is not an hsw2v {what} file; not replacing it "
+                         f"(give {option} to write elsewhere)")
+
+
 @cli.command()
-@click.argument("corpus")
+@click.argument("corpus", required=False)
 @click.option("-o", "--output", help="Write 'word count' lines here (default: stdout).")
-@click.option("--min-count", default=5, show_default=True, help="Drop words rarer than this.")
+@click.option("--model", "model_path",
+              help=f"List this model's vocabulary instead of counting a corpus [{DEFAULT_MODEL}].")
+@click.option("--min-count", type=int, help="Drop words rarer than this [5 for a corpus; "
+              "a model's vocabulary is listed whole].")
 @click.option("--max-vocab", type=int, help="Keep at most this many most frequent words.")
 @click.option("--quiet", is_flag=True, help="No progress bar or summary.")
-def vocab(corpus: str, output: str | None, min_count: int, max_vocab: int | None, quiet: bool) -> None:
+def vocab(corpus: str | None, output: str | None, model_path: str | None, min_count: int | None,
+          max_vocab: int | None, quiet: bool) -> None:
     """Count the words of CORPUS in one pass and list them, most frequent first.
 
     The output is word2vec.c's -save-vocab format, which `hsw2v train --read-vocab`
-    reads. CORPUS: plain, .gz or .bz2 UTF-8 text, or - for stdin.
+    reads. CORPUS: plain, .gz or .bz2 UTF-8 text, or - for stdin. Without CORPUS,
+    list the vocabulary of the model that `hsw2v train` wrote here (model.npz).
     """
     from .corpus import count_words
     from .formats import check_writable
 
-    if min_count < 1:
+    if corpus and model_path:
+        raise HSW2VError("give a CORPUS to count or --model, not both")
+    if min_count is not None and min_count < 1:
         raise HSW2VError(f"--min-count must be at least 1, got {min_count}")
     if max_vocab is not None and max_vocab < 1:
         raise HSW2VError(f"--max-vocab must be at least 1, got {max_vocab}")
     if output:
         check_writable(output)
-    counts = count_words(corpus, progress=not quiet)
-    if counts.tokens == 0:
-        raise HSW2VError(f"{corpus}: the corpus is empty (no words)")
-    kept = counts.to_vocab(min_count, max_vocab)
+    if corpus is None:
+        from .model import load_model
+
+        model_path = model_path or _default_model("a CORPUS to count")
+        kept = load_model(model_path).vocab.pruned(min_count or 1, max_vocab)
+        summary = f"{len(kept)} words of {model_path}, covering {kept.total} tokens"
+    else:
+        min_count = min_count or 5
+        counts = count_words(corpus, progress=not quiet)
+        if counts.tokens == 0:
+            raise HSW2VError(f"{corpus}: the corpus is empty (no words)")
+        kept = counts.to_vocab(min_count, max_vocab)
+        summary = (f"{counts.tokens} tokens, {len(counts)} types; {len(kept)} types kept "
+                   f"(min-count {min_count}) covering {kept.total} tokens")
     if output:
         kept.save(output)
     else:
         click.echo("".join(f"{w} {c}\n" for w, c in zip(kept.words, kept.counts.tolist())), nl=False)
     if not quiet:
-        click.echo(
-            f"{counts.tokens} tokens, {len(counts)} types; {len(kept)} types kept "
-            f"(min-count {min_count}) covering {kept.total} tokens",
-            err=True,
-        )
+        click.echo(summary, err=True)
 
 
 @cli.command()
 @click.argument("corpus")
-@click.option("-o", "--output", help="Write the word vectors here (word2vec format).")
+@click.option("-o", "--output", help="Write the word vectors here (word2vec format) "
+              f"[{DEFAULT_VECTORS}, or {DEFAULT_BINARY_VECTORS} with --binary, when neither "
+              "-o nor --save-model is given].")
 @click.option("--binary", is_flag=True, help="Write word2vec binary instead of text.")
-@click.option("--save-model", help="Also write the full model (.npz; loads without pickle).")
+@click.option("--save-model", help="Write the full model here (.npz; loads without pickle) "
+              f"[{DEFAULT_MODEL} when neither -o nor --save-model is given].")
 @click.option("--arch", type=click.Choice(["cbow", "skipgram"]), default="cbow", show_default=True,
               help="CBOW predicts a word from its context; skip-gram, from each context word.")
 @click.option("--cbow-mean/--cbow-sum", default=True, show_default=True,
@@ -144,7 +217,8 @@ def train(corpus: str, output: str | None, binary: bool, save_model: str | None,
     """Train word vectors on CORPUS with hierarchical softmax.
 
     CORPUS: plain, .gz or .bz2 UTF-8 text, or - for stdin. Words are split on
-    whitespace; a newline ends a sentence.
+    whitespace; a newline ends a sentence. Without -o or --save-model, the vectors
+    go to vectors.txt and the model to model.npz in the current directory.
     """
     from .formats import check_writable
     from .model import load_model
@@ -153,7 +227,10 @@ def train(corpus: str, output: str | None, binary: bool, save_model: str | None,
     from .vocab import Vocab
 
     if not output and not save_model:
-        raise HSW2VError("give -o/--output for the vectors, --save-model, or both")
+        output = DEFAULT_BINARY_VECTORS if binary else DEFAULT_VECTORS
+        save_model = DEFAULT_MODEL
+        _check_default_output(output, "vectors")
+        _check_default_output(save_model, "model")
     settings["tree"] = tree or ("semantic" if tree_from else "huffman")
     if tree_from and settings["tree"] != "semantic":
         raise HSW2VError("--tree-from goes with --tree semantic")
@@ -179,17 +256,21 @@ def train(corpus: str, output: str | None, binary: bool, save_model: str | None,
             f"mean -log P per epoch: {losses}",
             err=True,
         )
+        written = [f"vectors to {output}"] if output else []
+        written += [f"model to {save_model}"] if save_model else []
+        click.echo(f"saved {' and '.join(written)}", err=True)
 
 
 @cli.command()
 @click.argument("words", nargs=-1, required=True)
-@click.option("--vectors", "vectors_path", required=True,
-              help="word2vec text or binary file, or an hsw2v model (.npz).")
+@click.option("--vectors", "vectors_path",
+              help="word2vec text or binary file, or an hsw2v model (.npz) "
+              f"[the newer of {DEFAULT_VECTORS} and {DEFAULT_BINARY_VECTORS} here, else {DEFAULT_MODEL}].")
 @click.option("-n", "topn", default=10, show_default=True, help="How many neighbours.")
 @click.option("--negative", multiple=True,
               help="Subtract this word (repeat for more): king --negative man woman.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of {word, similarity}.")
-def similar(words: tuple[str, ...], vectors_path: str, topn: int, negative: tuple[str, ...],
+def similar(words: tuple[str, ...], vectors_path: str | None, topn: int, negative: tuple[str, ...],
             as_json: bool) -> None:
     """Print the cosine nearest neighbours of WORDS (summed), minus --negative words.
 
@@ -200,20 +281,22 @@ def similar(words: tuple[str, ...], vectors_path: str, topn: int, negative: tupl
 
     if topn <= 0:
         raise HSW2VError(f"-n must be positive, got {topn}")
-    vectors = read_vectors(vectors_path)
+    vectors = read_vectors(vectors_path or _default_vectors())
     result = vectors.most_similar(list(words), list(negative), topn)
     _emit([{"word": w, "similarity": s} for w, s in result], as_json,
           (f"{w}\t{s:.4f}" for w, s in result))
 
 
 @cli.command("tree")
-@click.argument("model_path", metavar="MODEL")
+@click.argument("model_path", metavar="[MODEL]", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
-def tree_info(model_path: str, as_json: bool) -> None:
-    """Print the shape of a model's tree: kind, depth and mean path lengths."""
+def tree_info(model_path: str | None, as_json: bool) -> None:
+    """Print the shape of a model's tree: kind, depth and mean path lengths.
+
+    MODEL defaults to model.npz in the current directory."""
     from .model import load_model
 
-    model = load_model(model_path)
+    model = load_model(model_path or _default_model("a MODEL path"))
     info = model.tree.summary(model.vocab.counts)
     _emit(info, as_json, [
         f"tree: {info['kind']}, {info['words']} words",
@@ -224,10 +307,11 @@ def tree_info(model_path: str, as_json: bool) -> None:
 
 @cli.command()
 @click.argument("context", nargs=-1, required=True)
-@click.option("--model", "model_path", required=True, help="A model saved by train --save-model.")
+@click.option("--model", "model_path",
+              help=f"A model saved by hsw2v train [{DEFAULT_MODEL}].")
 @click.option("-n", "topn", default=10, show_default=True, help="How many words.")
 @click.option("--json", "as_json", is_flag=True, help='Print a JSON list of {"word", "prob"}.')
-def predict(context: tuple[str, ...], model_path: str, topn: int, as_json: bool) -> None:
+def predict(context: tuple[str, ...], model_path: str | None, topn: int, as_json: bool) -> None:
     """Print the N most probable words given the CONTEXT words, with probabilities.
 
     Exact: a best-first search over the tree returns words in order of probability.
@@ -241,7 +325,7 @@ def predict(context: tuple[str, ...], model_path: str, topn: int, as_json: bool)
 
     if topn <= 0:
         raise HSW2VError(f"-n must be positive, got {topn}")
-    model = load_model(model_path)
+    model = load_model(model_path or _default_model())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = model.predict(list(context), topn)
@@ -253,10 +337,11 @@ def predict(context: tuple[str, ...], model_path: str, topn: int, as_json: bool)
 
 @cli.command()
 @click.argument("corpus")
-@click.option("--model", "model_path", required=True, help="A model saved by train --save-model.")
+@click.option("--model", "model_path",
+              help=f"A model saved by hsw2v train [{DEFAULT_MODEL}].")
 @click.option("--window", type=int, help="Context width [the model's training window].")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def score(corpus: str, model_path: str, window: int | None, as_json: bool) -> None:
+def score(corpus: str, model_path: str | None, window: int | None, as_json: bool) -> None:
     """Held-out mean -log P(target | context) and perplexity of a model on CORPUS.
 
     The window is used at full width (no random shrink) and nothing is subsampled,
@@ -269,7 +354,7 @@ def score(corpus: str, model_path: str, window: int | None, as_json: bool) -> No
 
     if window is not None and window < 1:
         raise HSW2VError(f"--window must be at least 1, got {window}")
-    model = load_model(model_path)
+    model = load_model(model_path or _default_model())
     result = run(model, corpus, window)
     _emit(result, as_json, [
         f"mean -log P: {result['loss']:.4f} nats",
@@ -279,15 +364,17 @@ def score(corpus: str, model_path: str, window: int | None, as_json: bool) -> No
 
 
 @cli.command()
-@click.argument("vectors_path", metavar="VECTORS_OR_MODEL")
+@click.argument("vectors_path", metavar="[VECTORS_OR_MODEL]", required=False)
 @click.option("--analogies", help="Analogy questions (questions-words.txt format).")
 @click.option("--pairs", multiple=True, help="Word-pair file 'w1 w2 score' (repeatable).")
 @click.option("--restrict", default=30000, show_default=True,
               help="Analogies: search only the N most frequent words.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
-def evaluate(vectors_path: str, analogies: str | None, pairs: tuple[str, ...], restrict: int,
+def evaluate(vectors_path: str | None, analogies: str | None, pairs: tuple[str, ...], restrict: int,
              as_json: bool) -> None:
-    """Score vectors on analogies (3CosAdd) and word-pair similarity (Spearman)."""
+    """Score vectors on analogies (3CosAdd) and word-pair similarity (Spearman).
+
+    VECTORS_OR_MODEL defaults to the vectors that `hsw2v similar` would read."""
     from .evaluate import evaluate_analogies, evaluate_word_pairs
     from .formats import read_vectors
 
@@ -295,7 +382,7 @@ def evaluate(vectors_path: str, analogies: str | None, pairs: tuple[str, ...], r
         raise HSW2VError("give --analogies FILE and/or --pairs FILE")
     if restrict <= 0:
         raise HSW2VError(f"--restrict must be positive, got {restrict}")
-    vectors = read_vectors(vectors_path)
+    vectors = read_vectors(vectors_path or _default_vectors())
     report: dict = {}
     if analogies:
         report["analogies"] = evaluate_analogies(vectors, analogies, restrict=restrict)

@@ -125,7 +125,6 @@ def test_compressed_corpus_same_vocab(tmp_path, small_corpus):
         ("a b\n" * 10, ["train", "{d}/c.txt", "-o", "{d}/v.txt", "--dim", "0"], "--dim"),
         ("a b\n" * 10, ["train", "{d}/c.txt", "-o", "{d}/v.txt", "--window", "-2"], "--window"),
         ("a b\n" * 10, ["train", "{d}/c.txt", "-o", "{d}/missing/v.txt"], "does not exist"),
-        ("a b\n" * 10, ["train", "{d}/c.txt"], "--output"),
         (None, ["vocab", "{d}/absent.txt"], "no such file"),
         ("a b\n" * 10, ["train", "{d}/c.txt", "-o", "{d}/v.txt", "--dim", "x"], "not a valid integer"),
     ],
