@@ -5,6 +5,7 @@ that need them, so ``--help`` stays fast.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import time
@@ -13,6 +14,7 @@ from collections.abc import Iterable, Iterator
 import click
 
 from .errors import HSW2VError
+from .settings import TrainSettings
 
 _DATA_HELP = "Plain, .gz or .bz2 UTF-8 text, or - for stdin."
 
@@ -65,6 +67,21 @@ def _emit(data, as_json: bool, lines: Iterable[str]) -> None:
     else:
         for line in lines:
             click.echo(line)
+
+
+def _setting(name: str, help_suffix: str = "", **override):
+    """The click option for :class:`TrainSettings` field ``name``: its default,
+    choices and help come from there (``override`` changes them for one command)."""
+    f = next(f for f in dataclasses.fields(TrainSettings) if f.name == name)
+    meta = f.metadata
+    kw: dict = {"default": f.default, "show_default": f.default is not None,
+                "help": meta["help"] + help_suffix}
+    if "choices" in meta:
+        kw["type"] = click.Choice(meta["choices"])
+    elif "type" in meta:
+        kw["type"] = meta["type"]
+    kw.update(override)
+    return click.option(meta.get("flag", "--" + name.replace("_", "-")), **kw)
 
 
 DEFAULT_VECTORS = "vectors.txt"
@@ -129,9 +146,9 @@ def _check_default_output(path: str, what: str) -> None:
 @click.option("-o", "--output", help="Write 'word count' lines here (default: stdout).")
 @click.option("--model", "model_path",
               help=f"List this model's vocabulary instead of counting a corpus [{DEFAULT_MODEL}].")
-@click.option("--min-count", type=int, help="Drop words rarer than this [5 for a corpus; "
-              "a model's vocabulary is listed whole].")
-@click.option("--max-vocab", type=int, help="Keep at most this many most frequent words.")
+@_setting("min_count", default=None, show_default=False,
+          help_suffix=f" [{TrainSettings.min_count} for a corpus; a model's vocabulary is listed whole]")
+@_setting("max_vocab")
 @click.option("--quiet", is_flag=True, help="No progress bar or summary.")
 def vocab(corpus: str | None, output: str | None, model_path: str | None, min_count: int | None,
           max_vocab: int | None, quiet: bool) -> None:
@@ -142,7 +159,7 @@ def vocab(corpus: str | None, output: str | None, model_path: str | None, min_co
     list the vocabulary of the model that `hsw2v train` wrote here (model.npz).
     """
     from .corpus import count_words
-    from .formats import check_writable
+    from .files import check_writable
 
     if corpus and model_path:
         raise HSW2VError("give a CORPUS to count or --model, not both")
@@ -159,7 +176,7 @@ def vocab(corpus: str | None, output: str | None, model_path: str | None, min_co
         kept = load_model(model_path).vocab.pruned(min_count or 1, max_vocab)
         summary = f"{len(kept)} words of {model_path}, covering {kept.total} tokens"
     else:
-        min_count = min_count or 5
+        min_count = min_count or TrainSettings.min_count
         counts = count_words(corpus, progress=not quiet)
         if counts.tokens == 0:
             raise HSW2VError(f"{corpus}: the corpus is empty (no words)")
@@ -182,34 +199,25 @@ def vocab(corpus: str | None, output: str | None, model_path: str | None, min_co
 @click.option("--binary", is_flag=True, help="Write word2vec binary instead of text.")
 @click.option("--save-model", help="Write the full model here (.npz; loads without pickle) "
               f"[{DEFAULT_MODEL} when neither -o nor --save-model is given].")
-@click.option("--arch", type=click.Choice(["cbow", "skipgram"]), default="cbow", show_default=True,
-              help="CBOW predicts a word from its context; skip-gram, from each context word.")
-@click.option("--cbow-mean/--cbow-sum", default=True, show_default=True,
-              help="CBOW context vector: mean or sum of the context word vectors.")
-@click.option("--dim", default=100, show_default=True, help="Vector dimension.")
-@click.option("--window", default=5, show_default=True,
-              help="Maximum context distance; each position draws a width in 1..window.")
-@click.option("--min-count", default=5, show_default=True, help="Drop words rarer than this.")
-@click.option("--max-vocab", type=int, help="Keep only the N most frequent words.")
-@click.option("--sample", default=1e-3, show_default=True,
-              help="Subsampling threshold for frequent words (0 disables).")
-@click.option("--alpha", type=float, help="Starting learning rate [0.05 CBOW, 0.025 skip-gram].")
-@click.option("--min-alpha", default=1e-4, show_default=True,
-              help="Learning rate at the end; it falls linearly over all epochs.")
-@click.option("--epochs", default=5, show_default=True, help="Passes over the corpus.")
-@click.option("--threads", type=int, help="Worker threads [all cores].")
-@click.option("--seed", default=1, show_default=True, help="Random seed.")
-@click.option("--tree", type=click.Choice(["huffman", "balanced", "random", "fano", "semantic"]),
-              help="How words are arranged in the tree [huffman; semantic with --tree-from].")
+@_setting("arch")
+@_setting("cbow_mean")
+@_setting("dim")
+@_setting("window")
+@_setting("min_count")
+@_setting("max_vocab")
+@_setting("sample")
+@_setting("alpha")
+@_setting("min_alpha")
+@_setting("epochs")
+@_setting("threads")
+@_setting("seed")
+@_setting("tree", default=None, show_default=False,
+          help_suffix=" [huffman; semantic with --tree-from]")
 @click.option("--tree-from", help="semantic: cluster the context vectors of this model (its "
               "vocabulary is used); without it a first Huffman pass is trained (one-shot).")
-@click.option("--split", type=click.Choice(["balanced", "adaptive"]), default="balanced",
-              show_default=True, help="semantic: halve each node's words, or send each word "
-              "to its likelier mixture component.")
+@_setting("split")
 @click.option("--read-vocab", help="Use this 'word count' file instead of counting the corpus.")
-@click.option("--spool/--no-spool", default=True, show_default=True,
-              help="Keep the counted tokens in an unnamed temporary file (4 bytes a token, "
-              "in $TMPDIR), so that epochs do not read and split the text again.")
+@_setting("spool")
 @click.option("--quiet", is_flag=True, help="No progress bar or summary.")
 def train(corpus: str, output: str | None, binary: bool, save_model: str | None,
           tree: str | None, tree_from: str | None, read_vocab: str | None, quiet: bool,
@@ -220,9 +228,8 @@ def train(corpus: str, output: str | None, binary: bool, save_model: str | None,
     whitespace; a newline ends a sentence. Without -o or --save-model, the vectors
     go to vectors.txt and the model to model.npz in the current directory.
     """
-    from .formats import check_writable
+    from .files import check_writable
     from .model import load_model
-    from .trainer import TrainSettings
     from .trainer import train as run
     from .vocab import Vocab
 
@@ -250,7 +257,7 @@ def train(corpus: str, output: str | None, binary: bool, save_model: str | None,
     if save_model:
         model.save(save_model)
     if not quiet:
-        losses = ", ".join(f"{x:.4f}" for x in model.settings["epoch_loss"])
+        losses = ", ".join(f"{x:.4f}" for x in model.epoch_loss)
         click.echo(
             f"{len(model.vocab)} words x {model.dim} dims in {seconds:.1f} s; "
             f"mean -log P per epoch: {losses}",
@@ -277,7 +284,7 @@ def similar(words: tuple[str, ...], vectors_path: str | None, topn: int, negativ
     With positive and negative words this answers analogies, as gensim's
     most_similar does: similar king woman --negative man.
     """
-    from .formats import read_vectors
+    from .model import read_vectors
 
     if topn <= 0:
         raise HSW2VError(f"-n must be positive, got {topn}")
@@ -349,8 +356,8 @@ def score(corpus: str, model_path: str | None, window: int | None, as_json: bool
     (centre, context) pair, CBOW one per centre word. CORPUS: plain, .gz or .bz2
     UTF-8 text, or - for stdin.
     """
+    from .heldout import score as run
     from .model import load_model
-    from .predict import score as run
 
     if window is not None and window < 1:
         raise HSW2VError(f"--window must be at least 1, got {window}")
@@ -376,7 +383,7 @@ def evaluate(vectors_path: str | None, analogies: str | None, pairs: tuple[str, 
 
     VECTORS_OR_MODEL defaults to the vectors that `hsw2v similar` would read."""
     from .evaluate import evaluate_analogies, evaluate_word_pairs
-    from .formats import read_vectors
+    from .model import read_vectors
 
     if not analogies and not pairs:
         raise HSW2VError("give --analogies FILE and/or --pairs FILE")

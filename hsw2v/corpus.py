@@ -1,157 +1,18 @@
-"""Streaming corpus reader: plain, .gz or .bz2 text, or ``-`` for stdin.
-
-Words are runs of non-whitespace bytes (space, tab, newline, CR, VT, FF), as in
-word2vec.c; a newline ends a sentence. The text must be UTF-8: invalid UTF-8 or
-a NUL byte is rejected with the byte offset (no silent replacement), so every
-word of the vocabulary decodes exactly. Lines of any length are streamed in
-blocks that end on whitespace; no line is ever loaded whole.
-"""
+"""Counting a corpus (every distinct word, exactly, with a numba hash table), the
+token spool that lets epochs skip re-reading the text, and encoding text blocks
+against a vocabulary."""
 from __future__ import annotations
 
-import bz2
-import gzip
 import itertools
-import os
-import queue
-import shutil
-import sys
 import tempfile
-import threading
-import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import BinaryIO
 
 import numpy as np
 
-from .errors import HSW2VError
-
-BLOCK_BYTES = 1 << 20
-"""Bytes read per block; each block ends on whitespace (unless the file ends)."""
-
-MAX_WORD_BYTES = 1 << 16
-"""A run of this many bytes without whitespace is not a word: the input is rejected."""
-
-
-
-@contextmanager
-def open_corpus(path: str) -> Iterator[BinaryIO]:
-    """Open ``path`` for binary reading, decompressing .gz and .bz2; ``-`` is stdin."""
-    if path == "-":
-        yield sys.stdin.buffer
-        return
-    if os.path.isdir(path):
-        raise HSW2VError(f"{path}: is a directory, not a corpus file")
-    try:
-        if path.endswith(".gz"):
-            f = gzip.open(path, "rb")  # noqa: SIM115 (closed by the with below)
-        elif path.endswith(".bz2"):
-            f = bz2.open(path, "rb")  # noqa: SIM115
-        else:
-            f = open(path, "rb", buffering=0)  # noqa: SIM115
-    except FileNotFoundError:
-        raise HSW2VError(f"{path}: no such file") from None
-    except OSError as e:
-        raise HSW2VError(f"{path}: cannot read: {e.strerror or e}") from None
-    with f:
-        yield f
-
-
-def iter_blocks(path: str, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
-    """Yield the corpus as validated byte blocks, each ending on whitespace.
-
-    Raises HSW2VError on unreadable, corrupt-compressed, binary or non-UTF-8 input.
-    """
-    offset = 0  # of the start of ``carry`` in the decompressed stream
-    carry = b""
-    with open_corpus(path) as f:
-        while True:
-            try:
-                data = f.read(block_bytes)
-            except (OSError, EOFError, ValueError, zlib.error) as e:  # corrupt .gz/.bz2
-                raise HSW2VError(f"{path}: cannot read: {e}") from None
-            if not data:
-                break
-            buf = carry + data if carry else data
-            cut = _last_whitespace(buf) + 1
-            if cut == 0:
-                if len(buf) > MAX_WORD_BYTES:
-                    raise HSW2VError(
-                        f"{path}: more than {MAX_WORD_BYTES} bytes without whitespace at byte "
-                        f"{offset}; is this a text file?"
-                    )
-                carry = buf
-                continue
-            block, carry = buf[:cut], buf[cut:]
-            _validate(block, path, offset)
-            yield block
-            offset += cut
-    if carry:
-        _validate(carry, path, offset)
-        yield carry
-
-
-def read_ahead(blocks: Iterator[bytes], depth: int = 2) -> Iterator[bytes]:
-    """The same blocks, read (and decompressed) by a background thread while the
-    caller works on the previous ones; the reader's exceptions re-raise here."""
-    q: queue.Queue = queue.Queue(maxsize=depth)
-    done = object()
-    stop = threading.Event()
-
-    def reader() -> None:
-        try:
-            for block in blocks:
-                if stop.is_set():
-                    return
-                q.put(block)
-            q.put(done)
-        except BaseException as e:  # noqa: BLE001 (handed to the consumer)
-            q.put(e)
-
-    thread = threading.Thread(target=reader, daemon=True)
-    thread.start()
-    try:
-        while True:
-            item = q.get()
-            if item is done:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        while thread.is_alive():  # unblock a reader waiting on a full queue
-            try:
-                q.get(timeout=0.05)
-            except queue.Empty:
-                pass
-        thread.join()
-
-
-def _last_whitespace(buf: bytes) -> int:
-    """Index of the last whitespace byte of ``buf``, or -1 (the tail is searched
-    first, so a byte that never occurs does not cost a scan of the whole block)."""
-    start = max(0, len(buf) - 4096)
-    while True:
-        found = max(buf.rfind(c, start) for c in (b" ", b"\n", b"\t", b"\r", b"\x0b", b"\x0c"))
-        if found >= 0 or start == 0:
-            return found
-        start = max(0, start - 16 * 4096)
-
-
-def _validate(block: bytes, path: str, offset: int) -> None:
-    """Reject NUL bytes and invalid UTF-8, naming the byte offset."""
-    nul = block.find(b"\0")
-    if nul >= 0:
-        raise HSW2VError(f"{path}: NUL byte at byte {offset + nul}; this looks like a binary file")
-    try:
-        block.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise HSW2VError(
-            f"{path}: invalid UTF-8 at byte {offset + e.start}; "
-            "convert the file to UTF-8 (for example with iconv -c)"
-        ) from None
+from .reader import BLOCK_BYTES, iter_blocks, read_ahead
+from .tokens import build_table, count_block, decode_spool, encode_block
+from .vocab import Vocab, pack_words
 
 
 @dataclass
@@ -176,8 +37,6 @@ class WordCounts:
 
     def to_vocab(self, min_count: int = 5, max_vocab: int | None = None):
         """The words with count ≥ min_count, most frequent first (first occurrence breaks ties)."""
-        from .vocab import Vocab
-
         kept = self._kept(min_count, max_vocab)
         return Vocab([self.word(i) for i in kept.tolist()], self.counts[kept])
 
@@ -198,8 +57,6 @@ def count_words(path: str, progress: bool = False, spool: TokenSpool | None = No
     """Count every word of the corpus in one streaming pass (a numba hash table),
     writing its tokens to ``spool`` if one is given."""
     from tqdm import tqdm
-
-    from .kernels import build_table, count_block
 
     table = np.full(1 << 16, -1, dtype=np.int32)
     arena = np.empty(1 << 20, dtype=np.uint8)
@@ -241,22 +98,6 @@ def _grown(a: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
-@contextmanager
-def rereadable(path: str) -> Iterator[str]:
-    """A path that can be read many times: stdin is spooled to a temporary file."""
-    if path != "-":
-        yield path
-        return
-    fd, tmp = tempfile.mkstemp(prefix="hsw2v-stdin-", suffix=".txt")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
-        yield tmp
-    finally:
-        os.unlink(tmp)
-
-
-
 class TokenSpool:
     """The corpus's tokens as the counting pass saw them, in an unnamed temporary
     file, so that training epochs read word ids back instead of decompressing and
@@ -286,8 +127,6 @@ class TokenSpool:
         """(word ids, sentence ends) of each block, as :meth:`WordTable.encode` gives
         them for the block's text; ``type_ids`` maps a type id to a word id or -1.
         The file is read ``chunk`` entries at a time (more for a longer block)."""
-        from .kernels import decode_spool
-
         self.file.flush()
         self.file.seek(0)
         buf = np.empty(chunk, dtype=np.int32)
@@ -314,8 +153,6 @@ class TokenSpool:
     @staticmethod
     def warm_up() -> None:
         """Load the decoding kernel (compiled, or from numba's cache)."""
-        from .kernels import decode_spool
-
         none = np.empty(0, dtype=np.int32)
         decode_spool(none, 0, 0, none, none, np.empty(0, dtype=np.int64))
 
@@ -335,9 +172,6 @@ class WordTable:
     """The vocabulary as a hash table that the encoding kernel reads."""
 
     def __init__(self, words: list[str]):
-        from .formats import pack_words
-        from .kernels import build_table
-
         self.word_bytes, self.word_offsets = pack_words(words)
         size = 1 << max(4, (2 * len(words)).bit_length())
         self.table = np.full(size, -1, dtype=np.int32)
@@ -345,8 +179,6 @@ class WordTable:
 
     def encode(self, block: bytes) -> tuple[np.ndarray, np.ndarray]:
         """Word ids of a block and the ends of its sentences."""
-        from .kernels import encode_block
-
         buf = np.frombuffer(block, dtype=np.uint8)
         cap = len(buf) // 2 + 2
         ids = np.empty(cap, dtype=np.int32)

@@ -1,27 +1,56 @@
-"""A trained model: vocabulary, tree, word vectors and inner-node vectors."""
+"""A trained model (vocabulary, tree, word vectors, inner-node vectors and the
+settings that made them), its file, and reading vectors from either kind of file.
+
+Model file (``.npz``, written with :func:`numpy.savez`, read with
+``allow_pickle=False``, so loading never runs code). Its arrays:
+
+=================  ==============  ================================================
+``meta``           uint8           UTF-8 JSON: ``{"format": "hsw2v-model",
+                                   "version": 1, "tree": kind, "settings": {…}}``;
+                                   the settings also hold ``epoch_loss`` and timings
+``words``          uint8           the words' UTF-8 bytes, concatenated
+``word_offsets``   int64 (V+1)     word ``i`` is ``words[word_offsets[i]:word_offsets[i+1]]``
+``counts``         int64 (V)       corpus counts, descending
+``children``       int32 (V-1, 2)  the tree (see :mod:`hsw2v.tree`)
+``vectors``        float32 (V, D)  input (word) vectors
+``node_vectors``   float32 (V-1, D) inner-node vectors
+=================  ==============  ================================================
+"""
 from __future__ import annotations
 
+import json
 import warnings
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .errors import HSW2VError
+from .files import atomic_write
+from .settings import TrainSettings
+from .softmax import all_log_probs, best_first, best_first_batch, context_mean, path_log_prob
 from .tree import Tree
-from .vectors import Vectors
-from .vocab import Vocab
+from .vectors import Vectors, unknown_word_message
+from .vocab import Vocab, pack_words
+from .word2vec_format import read_word2vec, write_vectors
+
+MODEL_FORMAT = "hsw2v-model"
+MODEL_VERSION = 1
 
 
 @dataclass
 class Model:
-    """Everything training produced; ``settings`` records how (JSON-serialisable)."""
+    """Everything training produced, and how: ``settings``, the mean loss of each
+    epoch, and the seconds spent building the tree and training."""
 
     vocab: Vocab
     tree: Tree
     vectors: np.ndarray
     node_vectors: np.ndarray
-    settings: dict = field(default_factory=dict)
+    settings: TrainSettings = field(default_factory=TrainSettings)
+    epoch_loss: list[float] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
 
     @property
     def words(self) -> list[str]:
@@ -32,6 +61,10 @@ class Model:
     def dim(self) -> int:
         return self.vectors.shape[1]
 
+    @property
+    def arch(self) -> str:
+        return self.settings.arch
+
     def keyed_vectors(self) -> Vectors:
         """The word vectors, for similarity queries and evaluation."""
         return Vectors(self.vocab.words, self.vectors)
@@ -40,16 +73,11 @@ class Model:
         """Cosine neighbours of ``positive`` minus ``negative``; see :meth:`Vectors.most_similar`."""
         return self.keyed_vectors().most_similar(positive, negative, topn)
 
-    @property
-    def arch(self) -> str:
-        return self.settings.get("arch", "cbow")
-
     def context_matrix(self, context: Sequence[str] | str) -> np.ndarray:
         """The context as rows h_c: one row (mean or sum) for CBOW, one per word for skip-gram.
 
         Unknown words are skipped with a warning; if none is known, HSW2VError.
         """
-
         if isinstance(context, str):
             context = [context]
         known = [self.vocab.index[w] for w in context if w in self.vocab.index]
@@ -58,20 +86,19 @@ class Model:
             raise HSW2VError("no known context word" + (f" (unknown: {' '.join(unknown)})" if unknown else ""))
         if unknown:
             warnings.warn(f"skipping unknown context words: {' '.join(unknown)}", stacklevel=3)
-        rows = self.vectors[known]
+        rows = np.array(known, dtype=np.int32)
         if self.arch == "skipgram":
-            return np.ascontiguousarray(rows)
-        h = rows.sum(axis=0) / (len(known) if self.settings.get("cbow_mean", True) else 1)
-        return np.ascontiguousarray(h[None, :], dtype=np.float32)
+            return np.ascontiguousarray(self.vectors[rows])
+        h = np.empty((1, self.dim), dtype=np.float32)
+        context_mean(self.vectors, rows, len(rows), self.settings.cbow_mean, h[0], self.dim)
+        return h
 
     def predict(self, context: Sequence[str] | str, topn: int = 10) -> list[tuple[str, float]]:
         """The ``topn`` most probable words given the context, most probable first.
 
-        Exact, by best-first search over the tree (see :mod:`hsw2v.predict`). For
+        Exact, by best-first search over the tree (see :mod:`hsw2v.softmax`). For
         skip-gram the value is Π_c P(word | c) over the context words.
         """
-        from .predict import best_first
-
         if topn <= 0:
             raise HSW2VError(f"topn must be positive, got {topn}")
         H = self.context_matrix(context)
@@ -87,8 +114,6 @@ class Model:
     def predict_many(self, contexts: Sequence[Sequence[str]], topn: int = 10
                      ) -> list[list[tuple[str, float]]]:
         """:meth:`predict` for many contexts at once, searched in parallel in numba."""
-        from .predict import best_first_batch
-
         if topn <= 0:
             raise HSW2VError(f"topn must be positive, got {topn}")
         mats = [self.context_matrix(c) for c in contexts]
@@ -109,41 +134,100 @@ class Model:
 
     def log_prob(self, word: str, context: Sequence[str] | str) -> float:
         """Natural log of P(word | context) along the word's path (skip-gram: Σ_c log P(word | c))."""
-        from .predict import path_log_prob
-        from .vectors import unknown_word_message
-
         if word not in self.vocab.index:
             raise HSW2VError(unknown_word_message(word, self.vocab.words))
-        t = self.tree
         return float(path_log_prob(self.context_matrix(context), self.vocab.index[word],
-                                   self.node_vectors, t.path_offsets, t.path_nodes, t.path_codes))
+                                   self.node_vectors, self.tree.flat))
 
     def all_log_probs(self, context: Sequence[str] | str) -> np.ndarray:
         """log P(w | context) for every word, by visiting every inner node (brute force)."""
-        from .predict import all_log_probs
-
         out = np.empty(len(self.vocab), dtype=np.float64)
         all_log_probs(self.context_matrix(context), self.node_vectors, self.tree.children,
                       self.tree.inner_order, out)
         return out
 
     def save(self, path: str) -> None:
-        """Write the full model (see :mod:`hsw2v.formats`), atomically."""
-        from .formats import save_model
-
-        save_model(path, self)
+        """Write the full model (see the module's docstring), atomically."""
+        word_bytes, offsets = pack_words(self.vocab.words)
+        record = {**self.settings.record(), "epoch_loss": self.epoch_loss,
+                  **{f"{k}_seconds": v for k, v in self.seconds.items()}}
+        meta = {"format": MODEL_FORMAT, "version": MODEL_VERSION, "tree": self.tree.kind,
+                "settings": record}
+        with atomic_write(path, "wb") as f:
+            np.savez(f, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+                     words=word_bytes, word_offsets=offsets, counts=self.vocab.counts,
+                     children=self.tree.children, vectors=self.vectors,
+                     node_vectors=self.node_vectors)
 
     def save_vectors(self, path: str, binary: bool = False) -> None:
         """Write the word vectors in word2vec text (or binary) format, atomically."""
-        from .formats import write_vectors
         from .memory import release_free_memory
 
         release_free_memory()
         write_vectors(path, self.vocab.words, self.vectors, binary)
 
 
-def load_model(path: str) -> Model:
-    """Load a model file written by :meth:`Model.save` (no pickle)."""
-    from .formats import load_model as _load
+_MODEL_ARRAYS = {
+    "meta": np.uint8, "words": np.uint8, "word_offsets": np.int64, "counts": np.int64,
+    "children": np.int32, "vectors": np.float32, "node_vectors": np.float32,
+}
 
-    return _load(path)
+
+def load_model(path: str):
+    """Read a model file written by :meth:`Model.save`; never unpickles."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            missing = set(_MODEL_ARRAYS) - set(z.files)
+            if missing:
+                raise HSW2VError(f"{path}: not an hsw2v model (missing {', '.join(sorted(missing))})")
+            arrays = {k: z[k] for k in _MODEL_ARRAYS}
+    except FileNotFoundError:
+        raise HSW2VError(f"{path}: no such file") from None
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+        raise HSW2VError(f"{path}: not an hsw2v model file ({e})") from None
+    for k, dtype in _MODEL_ARRAYS.items():
+        if arrays[k].dtype != dtype:
+            raise HSW2VError(f"{path}: corrupt model ({k} has dtype {arrays[k].dtype})")
+    try:
+        meta = json.loads(arrays["meta"].tobytes().decode())
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise HSW2VError(f"{path}: corrupt model (unreadable metadata)") from None
+    if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
+        raise HSW2VError(f"{path}: not an hsw2v model file")
+    if meta.get("version") != MODEL_VERSION:
+        raise HSW2VError(
+            f"{path}: model format version {meta.get('version')}, "
+            f"but this hsw2v reads version {MODEL_VERSION}"
+        )
+    offsets, counts = arrays["word_offsets"], arrays["counts"]
+    vectors, node_vectors = arrays["vectors"], arrays["node_vectors"]
+    n = len(counts)
+    if (
+        len(offsets) != n + 1 or offsets[0] != 0 or offsets[-1] != len(arrays["words"])
+        or np.any(np.diff(offsets) < 0) or vectors.ndim != 2 or vectors.shape[0] != n
+        or node_vectors.shape != (n - 1, vectors.shape[1]) or arrays["children"].shape != (n - 1, 2)
+    ):
+        raise HSW2VError(f"{path}: corrupt model (array shapes disagree)")
+    blob = arrays["words"].tobytes()
+    try:
+        words = [blob[offsets[i]:offsets[i + 1]].decode("utf-8") for i in range(n)]
+    except UnicodeDecodeError:
+        raise HSW2VError(f"{path}: corrupt model (a word is not UTF-8)") from None
+    tree = Tree(arrays["children"], meta.get("tree", "huffman"))
+    record = meta.get("settings", {})
+    try:
+        settings = TrainSettings.from_record(record).resolved()
+    except HSW2VError as e:
+        raise HSW2VError(f"{path}: corrupt model ({e})") from None
+    seconds = {k[:-len("_seconds")]: v for k, v in record.items() if k.endswith("_seconds")}
+    return Model(Vocab(words, counts), tree, vectors, node_vectors, settings,
+                 list(record.get("epoch_loss", [])), seconds)
+
+
+def read_vectors(path: str) -> Vectors:
+    """Word vectors from a word2vec text or binary file (the format is detected), or
+    from an hsw2v model file (``.npz``)."""
+    if path.endswith(".npz"):
+        return load_model(path).keyed_vectors()
+    return read_word2vec(path)
+

@@ -18,40 +18,47 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .corpus import WordTable, iter_blocks
+from .corpus import WordTable
 from .errors import HSW2VError
-from .kernels import JIT
+from .reader import iter_blocks
+from .settings import SPLITS
+from .softmax import context_mean, gather_context
 from .tree import Tree, from_splits
-
-SPLITS = ("balanced", "adaptive")
+from .utils import JIT
 
 
 @njit(**JIT)
 def accumulate_contexts(ids, sent_ends, n_sents, syn0, window, skipgram, sums, counts):
-    """Add, for every word of the block, the context vectors it is predicted from."""
+    """Add, for every word of the block, the context vectors it is predicted from
+    (skip-gram: each context word's vector; CBOW: their mean)."""
     dim = syn0.shape[1]
+    ctx = np.empty(2 * window, dtype=np.int32)
+    h = np.empty(dim, dtype=np.float32)
     start = 0
     for s in range(n_sents):
         end = sent_ends[s]
         for i in range(start, end):
-            lo = max(start, i - window)
-            hi = min(end, i + window + 1)
-            if hi - lo < 2:
+            n_ctx = gather_context(ids, max(start, i - window), min(end, i + window + 1), i, ctx)
+            if n_ctx == 0:
                 continue
             t = ids[i]
-            inv = 1.0 if skipgram else 1.0 / (hi - lo - 1)
-            for j in range(lo, hi):
-                if j != i:
+            if skipgram:
+                for k in range(n_ctx):
                     for d in range(dim):
-                        sums[t, d] += inv * syn0[ids[j], d]
-            counts[t] += (hi - lo - 1) if skipgram else 1
+                        sums[t, d] += syn0[ctx[k], d]
+                counts[t] += n_ctx
+            else:
+                context_mean(syn0, ctx, n_ctx, True, h, dim)
+                for d in range(dim):
+                    sums[t, d] += h[d]
+                counts[t] += 1
         start = end
 
 
 def context_means(model, corpus: str) -> np.ndarray:
     """Each word's mean context vector h over ``corpus`` (input vector if it has none)."""
     table = WordTable(model.vocab.words)
-    window = int(model.settings.get("window", 5))
+    window = model.settings.window
     skipgram = model.arch == "skipgram"
     sums = np.zeros(model.vectors.shape, dtype=np.float64)
     counts = np.zeros(len(model.vocab), dtype=np.int64)

@@ -8,80 +8,26 @@ which thread trains which block.
 """
 from __future__ import annotations
 
-import math
-import os
 import queue
 import threading
 import time
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, replace
 
 import numpy as np
 
-from .corpus import TokenSpool, WordTable, count_words, iter_blocks, rereadable
+from .corpus import TokenSpool, WordTable, count_words
 from .errors import HSW2VError
-from .formats import warm_up_writer
 from .memory import release_compiler_pages, release_free_memory
 from .model import Model
-from .semantic import SPLITS
-from .tree import TREE_KINDS, Tree, build_tree
+from .reader import BLOCK_BYTES, iter_blocks, rereadable
+from .semantic import context_means, semantic_tree
+from .settings import TREE_KINDS, TrainSettings
+from .sgd import Config, Weights, new_state, train_block
+from .tree import Tree, build_tree
+from .utils import for_dim
 from .vocab import Vocab
-
-
-@dataclass
-class TrainSettings:
-    """Hyper-parameters of a training run (word2vec.c / gensim defaults)."""
-
-    arch: str = "cbow"
-    dim: int = 100
-    window: int = 5
-    min_count: int = 5
-    max_vocab: int | None = None
-    sample: float = 1e-3
-    alpha: float | None = None  # 0.05 for CBOW, 0.025 for skip-gram
-    min_alpha: float = 1e-4
-    epochs: int = 5
-    threads: int | None = None  # all available cores
-    seed: int = 1
-    cbow_mean: bool = True
-    tree: str = "huffman"  # huffman, balanced, random, fano or semantic
-    split: str = "balanced"  # semantic trees: balanced or adaptive
-    spool: bool = True  # keep the counted tokens in a temporary file for the epochs
-
-    def resolved(self) -> TrainSettings:
-        """A copy with defaults filled in and every value checked."""
-        s = TrainSettings(**asdict(self))
-        if s.arch not in ("cbow", "skipgram"):
-            raise HSW2VError(f"--arch must be cbow or skipgram, got {s.arch!r}")
-        if s.alpha is None:
-            s.alpha = 0.05 if s.arch == "cbow" else 0.025
-        if s.threads is None:
-            s.threads = available_cores()
-        checks = [
-            (s.tree in TREE_KINDS, f"--tree must be one of {', '.join(TREE_KINDS)}, got {s.tree!r}"),
-            (s.split in SPLITS, f"--split must be one of {', '.join(SPLITS)}, got {s.split!r}"),
-            (s.dim >= 1, f"--dim must be at least 1, got {s.dim}"),
-            (s.window >= 1, f"--window must be at least 1, got {s.window}"),
-            (s.min_count >= 1, f"--min-count must be at least 1, got {s.min_count}"),
-            (s.max_vocab is None or s.max_vocab >= 2, "--max-vocab must be at least 2"),
-            (s.sample >= 0, f"--sample must be ≥ 0, got {s.sample}"),
-            (s.alpha > 0 and math.isfinite(s.alpha), f"--alpha must be positive, got {s.alpha}"),
-            (0 <= s.min_alpha <= s.alpha, "--min-alpha must lie between 0 and --alpha"),
-            (s.epochs >= 1, f"--epochs must be at least 1, got {s.epochs}"),
-            (s.threads >= 1, f"--threads must be at least 1, got {s.threads}"),
-        ]
-        for ok, message in checks:
-            if not ok:
-                raise HSW2VError(message)
-        return s
-
-
-def available_cores() -> int:
-    """Cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+from .word2vec_format import warm_up_writer
 
 
 def build_vocab(corpus: str, min_count: int = 5, max_vocab: int | None = None,
@@ -132,11 +78,13 @@ def train(corpus: str, *, vocab: Vocab | None = None, tree: Tree | str | None = 
     vocabulary. With ``tree="semantic"`` the
     tree is learned from ``tree_from`` (whose vocabulary is then used) or, without
     it, from a first training pass with a Huffman tree (one-shot mode).
-    Returns the :class:`Model`; its ``settings`` hold the per-epoch mean loss.
+    Returns the :class:`Model`, with the mean loss of each epoch in ``epoch_loss``.
     """
     if isinstance(tree, str):
         settings["tree"], tree = tree, None
     s = TrainSettings(**settings).resolved()
+    if tree is not None and tree.kind.partition("-")[0] in TREE_KINDS:
+        s = replace(s, tree=tree.kind.partition("-")[0])
     with rereadable(corpus) as path, ExitStack() as cleanup:
         spool, type_ids = None, None
         if tree_from is not None:
@@ -147,11 +95,11 @@ def train(corpus: str, *, vocab: Vocab | None = None, tree: Tree | str | None = 
         else:
             vocab = vocab.pruned(s.min_count, s.max_vocab)
             check_vocab(vocab, s.min_count, corpus)
-        extra: dict = {}
+        seconds: dict[str, float] = {}
         if tree is None:
             start = time.perf_counter()
             tree = _make_tree(path, vocab, s, tree_from, progress)
-            extra["tree_seconds"] = time.perf_counter() - start
+            seconds["tree"] = time.perf_counter() - start
         if len(tree) != len(vocab):
             raise HSW2VError(f"the tree has {len(tree)} leaves but the vocabulary {len(vocab)} words")
         release_free_memory()  # the counting pass's garbage, before the big allocations
@@ -160,11 +108,11 @@ def train(corpus: str, *, vocab: Vocab | None = None, tree: Tree | str | None = 
         vectors -= 0.5
         vectors /= s.dim  # uniform in ±0.5/dim, as word2vec.c
         node_vectors = np.zeros((len(vocab) - 1, s.dim), dtype=np.float32)
-        model = Model(vocab, tree, vectors, node_vectors, {})
+        model = Model(vocab, tree, vectors, node_vectors, s)
         if spool is not None and not spool.usable:
             spool = None
-        losses, extra["train_seconds"] = _run_epochs(path, model, s, progress, spool, type_ids)
-    model.settings = {**asdict(s), "tree": tree.kind, "epoch_loss": losses, **extra}
+        model.epoch_loss, seconds["train"] = _run_epochs(path, model, s, progress, spool, type_ids)
+    model.seconds = seconds
     return model
 
 
@@ -175,8 +123,6 @@ def _make_tree(path: str, vocab: Vocab, s: TrainSettings, tree_from: Model | Non
         if tree_from is not None:
             raise HSW2VError("--tree-from goes with --tree semantic")
         return build_tree(s.tree, vocab.counts, s.seed)
-    from .semantic import context_means, semantic_tree
-
     if tree_from is None:  # one-shot: a first pass with a Huffman tree
         first = {**asdict(s), "tree": "huffman"}
         tree_from = train(path, vocab=vocab, progress=progress, **first)
@@ -213,8 +159,6 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool,
     if given; otherwise the text is read and encoded again each epoch."""
     from tqdm import tqdm
 
-    from . import kernels
-
     vocab, tree = model.vocab, model.tree
     if spool is None:
         table = WordTable(vocab.words)
@@ -236,34 +180,20 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool,
         return max(s.min_alpha, s.alpha - (s.alpha - s.min_alpha) * words / planned)
 
     hot_nodes, hot_slot = hot_inner_nodes(tree, vocab.counts, HOT_NODES if s.threads > 1 else 0)
-    skipgram = s.arch == "skipgram"
-
-    def kernel_args(ids, ends, a0, a1, scratch):
-        """The training kernel's arguments for one block, with a thread's scratch."""
-        rng, sen, sen_pos, h, grad_h, hot_rows, hot_base = scratch
-        common = (ids, ends, len(ends), model.vectors, model.node_vectors, tree.path_offsets,
-                  tree.path_nodes, tree.path_codes, keep, int(s.window), float(a0), float(a1))
-        hot = (hot_nodes, hot_slot, hot_rows, hot_base, HOT_SYNC_WORDS, s.dim)
-        if skipgram:
-            return (*common, rng, sen, sen_pos, *hot)
-        return (*common, s.cbow_mean, rng, sen, sen_pos, h, grad_h, *hot)
-
-    def thread_scratch(seed: int) -> tuple:
-        cap = (1 << 20) // 2 + 2
-        hot_rows = model.node_vectors[hot_nodes]
-        return (np.array([seed], dtype=np.uint64), np.empty(cap, dtype=np.int32),
-                np.empty(cap, dtype=np.int64), np.empty(s.dim, dtype=np.float32),
-                np.empty(s.dim, dtype=np.float32), hot_rows, hot_rows.copy())
-
-    scratches = [thread_scratch(s.seed * 7919 + 17 * (t + 1)) for t in range(s.threads)]
+    weights = Weights(model.vectors, model.node_vectors, hot_nodes, hot_slot)
+    config = Config(int(s.window), bool(s.cbow_mean), s.arch == "skipgram", HOT_SYNC_WORDS)
+    paths = tree.flat
+    longest = int(tree.depths.max())
+    states = [new_state(s.seed * 7919 + 17 * (t + 1), BLOCK_BYTES // 2 + 2, s.window, longest,
+                        model.node_vectors[hot_nodes]) for t in range(s.threads)]
     # Load everything this run will call, then hand LLVM's pages back (see memory.py).
-    kernel = kernels.for_dim(kernels.train_skipgram if skipgram else kernels.train_cbow,
-                             *kernel_args(np.empty(0, np.int32), np.empty(0, np.int64), 0.0, 0.0,
-                                          scratches[0]))
+    none = np.empty(0, np.int32)
+    kernel = for_dim(train_block, none, np.empty(0, np.int64), 0, 0.0, 0.0, keep, weights, paths,
+                     config, states[0], s.dim)
     warm_up_writer(s.dim)
     release_compiler_pages()
 
-    def worker(scratch: tuple) -> None:
+    def worker(state) -> None:
         while True:
             job = jobs.get()
             if job is None:
@@ -271,11 +201,12 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool,
             if failures:
                 continue
             epoch, ids, ends, a0, a1 = job
-            if len(ids) > len(scratch[1]):
-                scratch = (scratch[0], np.empty(len(ids), dtype=np.int32),
-                           np.empty(len(ids), dtype=np.int64), *scratch[3:])
+            if len(ids) > len(state.sentence):
+                state = state._replace(sentence=np.empty(len(ids), dtype=np.int32),
+                                       positions=np.empty(len(ids), dtype=np.int64))
             try:
-                loss, n = kernel(*kernel_args(ids, ends, a0, a1, scratch))
+                loss, n = kernel(ids, ends, len(ends), float(a0), float(a1), keep, weights, paths,
+                                 config, state, s.dim)
             except BaseException as e:  # noqa: BLE001 (re-raised by the main thread)
                 failures.append(e)
                 continue
@@ -284,8 +215,7 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool,
                 examples[epoch] += n
                 done[0] += len(ids)
 
-    threads = [threading.Thread(target=worker, args=(scratch,), daemon=True)
-               for scratch in scratches]
+    threads = [threading.Thread(target=worker, args=(state,), daemon=True) for state in states]
     start = time.perf_counter()
     for t in threads:
         t.start()

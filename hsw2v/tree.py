@@ -9,10 +9,22 @@ word2vec.c's conventions, and each word's codes and points are listed root first
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
 from .errors import HSW2VError
+
+
+class FlatPaths(NamedTuple):
+    """Every word's root-first path in CSR form, as one value for numba kernels:
+    word ``w``'s inner nodes are ``nodes[offsets[w]:offsets[w+1]]``, its branches
+    ``codes[...]`` (0 or 1)."""
+
+    offsets: np.ndarray  # int64 (V+1)
+    nodes: np.ndarray  # int32
+    codes: np.ndarray  # uint8
 
 
 class Tree:
@@ -36,6 +48,11 @@ class Tree:
 
     def __len__(self) -> int:
         return self.n_words
+
+    @property
+    def flat(self) -> FlatPaths:
+        """The paths as one value for the kernels."""
+        return FlatPaths(self.path_offsets, self.path_nodes, self.path_codes)
 
     def path(self, word: int) -> tuple[np.ndarray, np.ndarray]:
         """(inner nodes, codes) from the root to ``word``."""
@@ -89,23 +106,6 @@ def huffman(counts: np.ndarray) -> Tree:
         children[a] = (pair[0][0], pair[1][0])
         inner_count[a] = pair[0][1] + pair[1][1]
     return Tree(children, "huffman")
-
-
-TREE_KINDS = ("huffman", "balanced", "random", "fano", "semantic")
-
-
-def build_tree(kind: str, counts: np.ndarray, seed: int = 1) -> Tree:
-    """A tree of ``kind`` over words with ``counts`` (descending); not ``semantic``,
-    which needs vectors (see :mod:`hsw2v.semantic`)."""
-    if kind == "huffman":
-        return huffman(counts)
-    if kind == "balanced":
-        return balanced(len(counts))
-    if kind == "random":
-        return random_tree(len(counts), seed)
-    if kind == "fano":
-        return fano(counts)
-    raise HSW2VError(f"unknown tree kind {kind!r}; choose from {', '.join(TREE_KINDS)}")
 
 
 def from_splits(order: np.ndarray, split, kind: str) -> Tree:
@@ -226,3 +226,21 @@ def _top_down_order(children: np.ndarray, root: int, n: int) -> list[int]:
     if len(order) != 2 * n - 1:
         raise HSW2VError("tree: not every node is reachable from the root")
     return order
+
+
+named_trees: dict[str, Callable[[np.ndarray, int], Tree]] = {
+    "huffman": lambda counts, seed: huffman(counts),
+    "balanced": lambda counts, seed: balanced(len(counts)),
+    "random": lambda counts, seed: random_tree(len(counts), seed),
+    "fano": lambda counts, seed: fano(counts),
+}
+"""The trees built from word counts alone, by name: ``named_trees[kind](counts, seed)``
+with counts in descending order. Semantic trees also need vectors (see
+:mod:`hsw2v.semantic`)."""
+
+
+def build_tree(kind: str, counts: np.ndarray, seed: int = 1) -> Tree:
+    """A tree of ``kind`` (a key of :data:`named_trees`) over words with ``counts``."""
+    if kind not in named_trees:
+        raise HSW2VError(f"unknown tree kind {kind!r}; choose from {', '.join(named_trees)}")
+    return named_trees[kind](counts, seed)

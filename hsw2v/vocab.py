@@ -7,6 +7,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from .errors import HSW2VError
+from .files import atomic_write
+
+
+def pack_words(words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Words as their concatenated UTF-8 bytes and the offsets where each starts (V+1)."""
+    encoded = [w.encode("utf-8") for w in words]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(w) for w in encoded], out=offsets[1:])
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
 
 
 class Vocab:
@@ -50,8 +59,6 @@ class Vocab:
 
     def save(self, path: str) -> None:
         """Write ``word count`` lines, most frequent first (word2vec.c's -save-vocab)."""
-        from .formats import atomic_write
-
         with atomic_write(path, "w") as f:
             for w, c in zip(self.words, self.counts.tolist()):
                 f.write(f"{w} {c}\n")

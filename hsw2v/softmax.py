@@ -1,26 +1,116 @@
-"""Prediction with the tree: exact top-N by best-first search, path log-probabilities,
-brute force over all leaves (for checking), and held-out scoring.
+"""Hierarchical softmax: training along a word's path, and exact prediction by
+best-first search over the tree, side by side (fastText's loss.cc).
 
-Every branch factor σ(±h·u) is ≤ 1, so a path's log-probability only falls as the
-path grows. Expanding the most probable open node first (A* with a zero
-heuristic) therefore pops leaves in exact order of probability, and the search
-stops after ``topn`` leaves.
+P(w | h) is the product of the branch probabilities σ(±h·u_n) along w's path
+(code 0 at inner node n: σ(h·u_n); code 1: σ(−h·u_n)). Every factor is ≤ 1, so a
+path's log-probability only falls as the path grows: expanding the most probable
+open node first (A* with a zero heuristic) pops leaves in exact order of
+probability, and the search stops after ``topn`` leaves.
 
 The context is a matrix ``H`` of C rows. For CBOW it is one row, the mean (or sum)
-of the context vectors, as in training. For skip-gram each context word is a row
-and a word's score is Σ_c log P(w | c): every term still only falls along the
-path (each node adds Σ_c log σ(±h_c·u)), so the search stays exact; the score is
-the log of a product of per-context probabilities, not a normalised distribution.
+of the context vectors (:func:`context_mean`), as in training. For skip-gram each
+context word is a row and a word's score is Σ_c log P(w | c): every term still
+only falls along the path, so the search stays exact; the score is the log of a
+product of per-context probabilities, not a normalised distribution.
 """
 from __future__ import annotations
-
-import math
 
 import numpy as np
 from numba import njit, prange
 
-from .corpus import WordTable, iter_blocks
-from .kernels import JIT
+from .utils import JIT
+
+
+@njit(**JIT)
+def gather_context(words, lo, hi, i, ctx):
+    """Copy the context of ``words[i]``, ``words[lo:hi]`` without it, into ``ctx``;
+    return its length."""
+    n = 0
+    for j in range(lo, hi):
+        if j != i:
+            ctx[n] = words[j]
+            n += 1
+    return n
+
+
+@njit(**JIT)
+def context_mean(syn0, rows, n, mean, h, dim):
+    """h = the sum of ``syn0[rows[:n]]``, divided by n if ``mean`` (CBOW's context vector)."""
+    h[:] = 0.0
+    for k in range(n):
+        c = syn0[rows[k]]
+        for d in range(dim):
+            h[d] += c[d]
+    if mean:
+        inv = np.float32(1.0) / np.float32(n)
+        for d in range(dim):
+            h[d] *= inv
+
+
+LUT_MAX = 16.0
+"""Branch scores beyond ±LUT_MAX are saturated: σ is 1 or 0 to within 1.2e-7."""
+_LUT_SIZE = 1 << 13
+_LUT_SCALE = _LUT_SIZE / (2 * LUT_MAX)
+_LUT_X = np.linspace(-LUT_MAX, LUT_MAX, _LUT_SIZE + 1)
+SIGMOID = (1.0 / (1.0 + np.exp(-_LUT_X))).astype(np.float32)
+NEG_LOG_SIGMOID = np.logaddexp(0.0, -_LUT_X).astype(np.float32)
+
+
+@njit(**JIT)
+def branch_loss_grad(z):
+    """(−log σ(z), 1 − σ(z)) by linear interpolation in tables (error < 1e-6), branch-free.
+
+    z is the score of the branch taken: h·u for code 0, −h·u for code 1. Beyond
+    −LUT_MAX the loss continues as −z.
+    """
+    t = min(max((z + LUT_MAX) * _LUT_SCALE, 0.0), _LUT_SIZE - 1e-3)
+    i = int(t)
+    frac = t - i
+    loss = NEG_LOG_SIGMOID[i] + frac * (NEG_LOG_SIGMOID[i + 1] - NEG_LOG_SIGMOID[i])
+    sig = SIGMOID[i] + frac * (SIGMOID[i + 1] - SIGMOID[i])
+    return loss + max(-z - LUT_MAX, 0.0), np.float32(1.0) - sig
+
+
+@njit(**JIT)
+def hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):
+    """One SGD step of hierarchical softmax for predicting ``target`` from ``h``.
+
+    Updates the inner-node vectors on the target's path, adds the gradient step
+    for ``h`` to ``grad_h`` (the caller applies it), and returns -log P(target | h)
+    computed before the update. Inner node n is read from and written to
+    ``hot_rows[hot_slot[n]]`` when ``hot_slot[n] >= 0`` (a thread's private copy of
+    a node near the root, see :func:`hsw2v.sgd.sync_hot_rows`), else ``syn1[n]``.
+
+    The path's nodes are distinct, so all the scores are taken first (independent
+    dot products) and the table lookups run as one loop over ``scratch`` (at least
+    the path's length), exactly as node-by-node updates would. ``dim`` is the
+    vector size, a compile-time constant (see :func:`hsw2v.sgd.train_block`).
+    """
+    p0 = paths.offsets[target]
+    n = paths.offsets[target + 1] - p0
+    for p in range(n):
+        node = paths.nodes[p0 + p]
+        slot = hot_slot[node]
+        u = hot_rows[slot] if slot >= 0 else syn1[node]
+        x = np.float32(0.0)
+        for d in range(dim):
+            x += h[d] * u[d]
+        scratch[p] = x
+    loss = 0.0
+    for p in range(n):
+        sign = np.float32(1.0) - np.float32(2.0) * np.float32(paths.codes[p0 + p])  # code 0: σ(x)
+        branch_loss, slope = branch_loss_grad(sign * scratch[p])
+        loss += branch_loss
+        scratch[p] = sign * slope * alpha
+    for p in range(n):
+        node = paths.nodes[p0 + p]
+        slot = hot_slot[node]
+        u = hot_rows[slot] if slot >= 0 else syn1[node]
+        g = scratch[p]
+        for d in range(dim):
+            grad_h[d] += g * u[d]
+            u[d] += g * h[d]
+    return loss
 
 
 @njit(**JIT)
@@ -159,81 +249,10 @@ def all_log_probs(H, syn1, children, order, out):
 
 
 @njit(**JIT)
-def path_log_prob(H, word, syn1, path_offsets, path_nodes, path_codes):
+def path_log_prob(H, word, syn1, paths):
     """Σ_c log P(word | h_c), computed along the word's path only."""
     total = 0.0
-    for p in range(path_offsets[word], path_offsets[word + 1]):
-        left, right = node_log_probs(H, syn1[path_nodes[p]])
-        total += left if path_codes[p] == 0 else right
+    for p in range(paths.offsets[word], paths.offsets[word + 1]):
+        left, right = node_log_probs(H, syn1[paths.nodes[p]])
+        total += left if paths.codes[p] == 0 else right
     return total
-
-
-@njit(**JIT)
-def score_block(ids, sent_ends, n_sents, syn0, syn1, path_offsets, path_nodes, path_codes,
-                window, skipgram, cbow_mean, h):
-    """Held-out −log P over one block: the full window, no shrink, no subsampling.
-
-    Examples are as in training (skip-gram: each centre/context pair; CBOW: each
-    word with a context). Returns (sum of −log P, number of examples).
-    """
-    dim = syn0.shape[1]
-    loss = 0.0
-    n = 0
-    start = 0
-    for s in range(n_sents):
-        end = sent_ends[s]
-        for i in range(start, end):
-            lo = max(start, i - window)
-            hi = min(end, i + window + 1)
-            if hi - lo < 2:
-                continue
-            if skipgram:
-                for j in range(lo, hi):
-                    if j != i:
-                        loss -= path_log_prob(syn0[ids[j]:ids[j] + 1], ids[i], syn1,
-                                              path_offsets, path_nodes, path_codes)
-                        n += 1
-            else:
-                h[0, :] = 0.0
-                for j in range(lo, hi):
-                    if j != i:
-                        for d in range(dim):
-                            h[0, d] += syn0[ids[j], d]
-                if cbow_mean:
-                    for d in range(dim):
-                        h[0, d] /= hi - lo - 1
-                loss -= path_log_prob(h, ids[i], syn1, path_offsets, path_nodes, path_codes)
-                n += 1
-        start = end
-    return loss, n
-
-
-def score(model, corpus: str, window: int | None = None) -> dict:
-    """Mean −log P(target | context) and perplexity of ``model`` on held-out ``corpus``.
-
-    Uses the model's window at full width (no random shrink) and no subsampling,
-    so that models are comparable on the same file. Words outside the vocabulary
-    are dropped, as in training.
-    """
-    from .errors import HSW2VError
-
-    window = window or int(model.settings.get("window", 5))
-    skipgram = model.arch == "skipgram"
-    cbow_mean = bool(model.settings.get("cbow_mean", True))
-    table = WordTable(model.vocab.words)
-    t = model.tree
-    h = np.empty((1, model.dim), dtype=np.float32)
-    loss, examples, words = 0.0, 0, 0
-    for block in iter_blocks(corpus):
-        ids, ends = table.encode(block)
-        words += len(ids)
-        block_loss, n = score_block(ids, ends, len(ends), model.vectors, model.node_vectors,
-                                    t.path_offsets, t.path_nodes, t.path_codes, window,
-                                    skipgram, cbow_mean, h)
-        loss += block_loss
-        examples += n
-    if examples == 0:
-        raise HSW2VError(f"{corpus}: no word of the vocabulary has a context to score")
-    mean = loss / examples
-    return {"loss": mean, "perplexity": math.exp(mean), "examples": examples, "words": words,
-            "window": window, "arch": model.arch}

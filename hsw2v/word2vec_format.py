@@ -1,76 +1,22 @@
-"""File formats: word2vec text and binary vectors, and the hsw2v model file.
-
-Model file (``.npz``, written with :func:`numpy.savez`, read with
-``allow_pickle=False``, so loading never runs code). Its arrays:
-
-=================  ==============  ================================================
-``meta``           uint8           UTF-8 JSON: ``{"format": "hsw2v-model",
-                                   "version": 1, "tree": kind, "settings": {…}}``
-``words``          uint8           the words' UTF-8 bytes, concatenated
-``word_offsets``   int64 (V+1)     word ``i`` is ``words[word_offsets[i]:word_offsets[i+1]]``
-``counts``         int64 (V)       corpus counts, descending
-``children``       int32 (V-1, 2)  the tree (see :mod:`hsw2v.tree`)
-``vectors``        float32 (V, D)  input (word) vectors
-``node_vectors``   float32 (V-1, D) inner-node vectors
-=================  ==============  ================================================
+"""word2vec's vector files: text (a ``V D`` header, then ``word v1 … vD`` lines) and
+binary (``word``, a space, D little-endian float32 values), both read and written;
+text values are formatted by a nogil kernel as C's ``%.9g``, so float32 round-trips.
 """
 from __future__ import annotations
 
 import json
 import os
-import tempfile
-import zipfile
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from typing import IO
 
 import numpy as np
+from numba import njit
 
 from .errors import HSW2VError
-
-MODEL_FORMAT = "hsw2v-model"
-MODEL_VERSION = 1
-
-
-def pack_words(words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Words as their concatenated UTF-8 bytes and the offsets where each starts (V+1)."""
-    encoded = [w.encode("utf-8") for w in words]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(w) for w in encoded], out=offsets[1:])
-    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
-
-
-@contextmanager
-def atomic_write(path: str, mode: str = "wb") -> Iterator[IO]:
-    """Write to a temporary file beside ``path`` and rename it over ``path`` on success.
-
-    On any error the temporary file is removed and an existing ``path`` is untouched.
-    """
-    directory = os.path.dirname(os.path.abspath(path))
-    check_writable(path)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".hsw2v-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
-            yield f
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def check_writable(path: str) -> None:
-    """Fail early if ``path`` cannot be created: a missing or unwritable directory."""
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise HSW2VError(f"{path}: directory {directory} does not exist")
-    if os.path.isdir(path):
-        raise HSW2VError(f"{path}: is a directory")
-    if not os.access(directory, os.W_OK):
-        raise HSW2VError(f"{path}: directory {directory} is not writable")
+from .files import atomic_write
+from .settings import available_cores
+from .utils import EXACT
+from .vectors import Vectors
+from .vocab import pack_words
 
 
 def write_vectors(path: str, words: Sequence[str], matrix: np.ndarray, binary: bool = False) -> None:
@@ -98,9 +44,6 @@ def _text_chunks(words: Sequence[str], matrix: np.ndarray, rows: int = 2048) -> 
     """The text lines of ``rows`` rows at a time, in order, formatted by a nogil
     kernel on every core (a few chunks in flight, so memory stays small)."""
     from concurrent.futures import ThreadPoolExecutor
-
-    from .kernels import format_text_rows
-    from .trainer import available_cores
 
     word_bytes, offsets = pack_words(words)
     n, dim = matrix.shape
@@ -170,15 +113,8 @@ def _read_cache(path: str):
         return None
 
 
-def read_vectors(path: str):
-    """Read a word2vec text or binary file (the format is detected) into :class:`Vectors`.
-
-    An hsw2v model file (``.npz``) gives its word vectors.
-    """
-    from .vectors import Vectors
-
-    if path.endswith(".npz"):
-        return load_model(path).keyed_vectors()
+def read_word2vec(path: str) -> Vectors:
+    """Read a word2vec text or binary file (the format is detected) into :class:`Vectors`."""
     cached = _read_cache(path)
     if cached is not None:
         return Vectors(*cached)
@@ -265,73 +201,122 @@ def _parse_binary(path: str, body: bytes, n: int, dim: int):
     return words, matrix
 
 
-def save_model(path: str, model) -> None:
-    """Write ``model`` (a :class:`hsw2v.model.Model`) as a model file; see module docs."""
-    word_bytes, offsets = pack_words(model.vocab.words)
-    meta = {"format": MODEL_FORMAT, "version": MODEL_VERSION, "tree": model.tree.kind,
-            "settings": model.settings}
-    with atomic_write(path, "wb") as f:
-        np.savez(
-            f,
-            meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
-            words=word_bytes,
-            word_offsets=offsets,
-            counts=model.vocab.counts,
-            children=model.tree.children,
-            vectors=model.vectors,
-            node_vectors=model.node_vectors,
-        )
+_POW10 = 10.0 ** np.arange(-22, 23)
+"""Powers of ten exact in float64 (10^-22 … 10^22); ``_POW10[k + 22] == 10.0**k``."""
 
 
-_MODEL_ARRAYS = {
-    "meta": np.uint8, "words": np.uint8, "word_offsets": np.int64, "counts": np.int64,
-    "children": np.int32, "vectors": np.float32, "node_vectors": np.float32,
-}
+@njit(**EXACT)
+def _scale_pow10(a, k):
+    """a · 10^k in float64, in at most a few exactly-represented steps."""
+    while k > 22:
+        a *= _POW10[44]
+        k -= 22
+    while k < -22:
+        a *= _POW10[0]
+        k += 22
+    return a * _POW10[k + 22]
 
 
-def load_model(path: str):
-    """Read a model file written by :func:`save_model`; never unpickles."""
-    from .model import Model
-    from .tree import Tree
-    from .vocab import Vocab
+@njit(**EXACT)
+def _put(out, n, text):
+    """Append the ASCII bytes of ``text`` (a short literal) to ``out`` at ``n``."""
+    for ch in text:
+        out[n] = ord(ch)
+        n += 1
+    return n
 
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            missing = set(_MODEL_ARRAYS) - set(z.files)
-            if missing:
-                raise HSW2VError(f"{path}: not an hsw2v model (missing {', '.join(sorted(missing))})")
-            arrays = {k: z[k] for k in _MODEL_ARRAYS}
-    except FileNotFoundError:
-        raise HSW2VError(f"{path}: no such file") from None
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
-        raise HSW2VError(f"{path}: not an hsw2v model file ({e})") from None
-    for k, dtype in _MODEL_ARRAYS.items():
-        if arrays[k].dtype != dtype:
-            raise HSW2VError(f"{path}: corrupt model ({k} has dtype {arrays[k].dtype})")
-    try:
-        meta = json.loads(arrays["meta"].tobytes().decode())
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise HSW2VError(f"{path}: corrupt model (unreadable metadata)") from None
-    if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
-        raise HSW2VError(f"{path}: not an hsw2v model file")
-    if meta.get("version") != MODEL_VERSION:
-        raise HSW2VError(
-            f"{path}: model format version {meta.get('version')}, "
-            f"but this hsw2v reads version {MODEL_VERSION}"
-        )
-    offsets, counts = arrays["word_offsets"], arrays["counts"]
-    vectors, node_vectors = arrays["vectors"], arrays["node_vectors"]
-    n = len(counts)
-    if (
-        len(offsets) != n + 1 or offsets[0] != 0 or offsets[-1] != len(arrays["words"])
-        or np.any(np.diff(offsets) < 0) or vectors.ndim != 2 or vectors.shape[0] != n
-        or node_vectors.shape != (n - 1, vectors.shape[1]) or arrays["children"].shape != (n - 1, 2)
-    ):
-        raise HSW2VError(f"{path}: corrupt model (array shapes disagree)")
-    blob = arrays["words"].tobytes()
-    try:
-        words = [blob[offsets[i]:offsets[i + 1]].decode("utf-8") for i in range(n)]
-    except UnicodeDecodeError:
-        raise HSW2VError(f"{path}: corrupt model (a word is not UTF-8)") from None
-    tree = Tree(arrays["children"], meta.get("tree", "huffman"))
-    return Model(Vocab(words, counts), tree, vectors, node_vectors, meta.get("settings", {}))
+
+@njit(**EXACT)
+def format_g9(x, out, n):
+    """Write float ``x`` like C's ``%.9g`` at ``out[n:]`` and return the new end.
+
+    Nine significant digits are enough for any float32 to read back exactly; the
+    digits come from one float64 scaling, within 1e-15 of the exact decimal, so a
+    float32 always round-trips (a tie may round differently from C's printf).
+    """
+    if np.isnan(x):
+        return _put(out, n, "nan")
+    if x < 0 or (x == 0 and np.signbit(x)):
+        out[n] = 45  # '-'
+        n += 1
+        x = -x
+    if x == np.inf:
+        return _put(out, n, "inf")
+    if x == 0:
+        out[n] = 48
+        return n + 1
+    e = int(np.floor(np.log10(x)))
+    d = np.int64(np.rint(_scale_pow10(x, 8 - e)))
+    if d >= 1_000_000_000:
+        e += 1
+        d = np.int64(np.rint(_scale_pow10(x, 8 - e)))
+    elif d < 100_000_000:
+        e -= 1
+        d = np.int64(np.rint(_scale_pow10(x, 8 - e)))
+    digits = np.empty(9, dtype=np.uint8)
+    for k in range(8, -1, -1):
+        digits[k] = 48 + d % 10
+        d //= 10
+    last = 8
+    while last > 0 and digits[last] == 48:
+        last -= 1
+    if -4 <= e < 9:
+        if e >= 0:
+            for k in range(e + 1):
+                out[n] = digits[k]  # k <= e <= 8
+                n += 1
+            if last > e:
+                out[n] = 46  # '.'
+                n += 1
+                for k in range(e + 1, last + 1):
+                    out[n] = digits[k]
+                    n += 1
+        else:
+            n = _put(out, n, "0.")
+            for _ in range(-e - 1):
+                out[n] = 48
+                n += 1
+            for k in range(last + 1):
+                out[n] = digits[k]
+                n += 1
+        return n
+    out[n] = digits[0]
+    n += 1
+    if last > 0:
+        out[n] = 46
+        n += 1
+        for k in range(1, last + 1):
+            out[n] = digits[k]
+            n += 1
+    out[n] = 101  # 'e'
+    n += 1
+    if e < 0:
+        out[n] = 45
+        e = -e
+    else:
+        out[n] = 43  # '+'
+    n += 1
+    if e >= 100:
+        out[n] = 48 + e // 100
+        n += 1
+    out[n] = 48 + (e // 10) % 10
+    out[n + 1] = 48 + e % 10
+    return n + 2
+
+
+@njit(**EXACT)
+def format_text_rows(word_bytes, word_offsets, matrix, start, end, out):
+    """word2vec text lines (``word v1 … vD\\n``, values as ``%.9g``) for rows
+    ``start:end`` into ``out``, which must hold 17 bytes per value plus the words
+    and a space and newline per row. Returns the number of bytes written."""
+    n = 0
+    for w in range(start, end):
+        for k in range(word_offsets[w], word_offsets[w + 1]):
+            out[n] = word_bytes[k]
+            n += 1
+        for d in range(matrix.shape[1]):
+            out[n] = 32
+            n = format_g9(np.float64(matrix[w, d]), out, n + 1)
+        out[n] = 10
+        n += 1
+    return n

@@ -1,0 +1,164 @@
+"""Streaming corpus reader: plain, .gz or .bz2 text, or ``-`` for stdin.
+
+Words are runs of non-whitespace bytes (space, tab, newline, CR, VT, FF), as in
+word2vec.c; a newline ends a sentence. The text must be UTF-8: invalid UTF-8 or
+a NUL byte is rejected with the byte offset (no silent replacement), so every
+word of the vocabulary decodes exactly. Lines of any length are streamed in
+blocks that end on whitespace; no line is ever loaded whole. Plain Python: no numba.
+"""
+from __future__ import annotations
+
+import bz2
+import gzip
+import os
+import queue
+import shutil
+import sys
+import tempfile
+import threading
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import BinaryIO
+
+from .errors import HSW2VError
+
+BLOCK_BYTES = 1 << 20
+"""Bytes read per block; each block ends on whitespace (unless the file ends)."""
+
+MAX_WORD_BYTES = 1 << 16
+"""A run of this many bytes without whitespace is not a word: the input is rejected."""
+
+
+@contextmanager
+def open_corpus(path: str) -> Iterator[BinaryIO]:
+    """Open ``path`` for binary reading, decompressing .gz and .bz2; ``-`` is stdin."""
+    if path == "-":
+        yield sys.stdin.buffer
+        return
+    if os.path.isdir(path):
+        raise HSW2VError(f"{path}: is a directory, not a corpus file")
+    try:
+        if path.endswith(".gz"):
+            f = gzip.open(path, "rb")  # noqa: SIM115 (closed by the with below)
+        elif path.endswith(".bz2"):
+            f = bz2.open(path, "rb")  # noqa: SIM115
+        else:
+            f = open(path, "rb", buffering=0)  # noqa: SIM115
+    except FileNotFoundError:
+        raise HSW2VError(f"{path}: no such file") from None
+    except OSError as e:
+        raise HSW2VError(f"{path}: cannot read: {e.strerror or e}") from None
+    with f:
+        yield f
+
+
+def iter_blocks(path: str, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
+    """Yield the corpus as validated byte blocks, each ending on whitespace.
+
+    Raises HSW2VError on unreadable, corrupt-compressed, binary or non-UTF-8 input.
+    """
+    offset = 0  # of the start of ``carry`` in the decompressed stream
+    carry = b""
+    with open_corpus(path) as f:
+        while True:
+            try:
+                data = f.read(block_bytes)
+            except (OSError, EOFError, ValueError, zlib.error) as e:  # corrupt .gz/.bz2
+                raise HSW2VError(f"{path}: cannot read: {e}") from None
+            if not data:
+                break
+            buf = carry + data if carry else data
+            cut = _last_whitespace(buf) + 1
+            if cut == 0:
+                if len(buf) > MAX_WORD_BYTES:
+                    raise HSW2VError(
+                        f"{path}: more than {MAX_WORD_BYTES} bytes without whitespace at byte "
+                        f"{offset}; is this a text file?"
+                    )
+                carry = buf
+                continue
+            block, carry = buf[:cut], buf[cut:]
+            _validate(block, path, offset)
+            yield block
+            offset += cut
+    if carry:
+        _validate(carry, path, offset)
+        yield carry
+
+
+def read_ahead(blocks: Iterator[bytes], depth: int = 2) -> Iterator[bytes]:
+    """The same blocks, read (and decompressed) by a background thread while the
+    caller works on the previous ones; the reader's exceptions re-raise here."""
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    done = object()
+    stop = threading.Event()
+
+    def reader() -> None:
+        try:
+            for block in blocks:
+                if stop.is_set():
+                    return
+                q.put(block)
+            q.put(done)
+        except BaseException as e:  # noqa: BLE001 (handed to the consumer)
+            q.put(e)
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = q.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        while thread.is_alive():  # unblock a reader waiting on a full queue
+            try:
+                q.get(timeout=0.05)
+            except queue.Empty:
+                pass
+        thread.join()
+
+
+def _last_whitespace(buf: bytes) -> int:
+    """Index of the last whitespace byte of ``buf``, or -1 (the tail is searched
+    first, so a byte that never occurs does not cost a scan of the whole block)."""
+    start = max(0, len(buf) - 4096)
+    while True:
+        found = max(buf.rfind(c, start) for c in (b" ", b"\n", b"\t", b"\r", b"\x0b", b"\x0c"))
+        if found >= 0 or start == 0:
+            return found
+        start = max(0, start - 16 * 4096)
+
+
+def _validate(block: bytes, path: str, offset: int) -> None:
+    """Reject NUL bytes and invalid UTF-8, naming the byte offset."""
+    nul = block.find(b"\0")
+    if nul >= 0:
+        raise HSW2VError(f"{path}: NUL byte at byte {offset + nul}; this looks like a binary file")
+    try:
+        block.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise HSW2VError(
+            f"{path}: invalid UTF-8 at byte {offset + e.start}; "
+            "convert the file to UTF-8 (for example with iconv -c)"
+        ) from None
+
+
+@contextmanager
+def rereadable(path: str) -> Iterator[str]:
+    """A path that can be read many times: stdin is spooled to a temporary file."""
+    if path != "-":
+        yield path
+        return
+    fd, tmp = tempfile.mkstemp(prefix="hsw2v-stdin-", suffix=".txt")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+        yield tmp
+    finally:
+        os.unlink(tmp)

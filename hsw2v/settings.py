@@ -1,0 +1,117 @@
+"""Training settings: the one home of every default, choice and check of
+``hsw2v train`` (fastText's args.cc). The CLI builds its options from these fields."""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import asdict, dataclass, field, fields
+
+from .errors import HSW2VError
+from .tree import named_trees
+
+ARCHS = ("cbow", "skipgram")
+SPLITS = ("balanced", "adaptive")
+TREE_KINDS = (*named_trees, "semantic")
+
+
+def _opt(default, help: str, **extra) -> field:  # noqa: A002
+    """A setting's default, with its help text (and choices) for the CLI."""
+    return field(default=default, metadata={"help": help, **extra})
+
+
+@dataclass
+class TrainSettings:
+    """Hyper-parameters of a training run (word2vec.c / gensim defaults)."""
+
+    arch: str = _opt("cbow", "CBOW predicts a word from its context; skip-gram, from each "
+                     "context word.", choices=ARCHS)
+    cbow_mean: bool = _opt(True, "CBOW context vector: mean or sum of the context word vectors.",
+                           flag="--cbow-mean/--cbow-sum")
+    dim: int = _opt(100, "Vector dimension.")
+    window: int = _opt(5, "Maximum context distance; each position draws a width in 1..window.")
+    min_count: int = _opt(5, "Drop words rarer than this.")
+    max_vocab: int | None = _opt(None, "Keep only the N most frequent words.", type=int)
+    sample: float = _opt(1e-3, "Subsampling threshold for frequent words (0 disables).")
+    alpha: float | None = _opt(None, "Starting learning rate [0.05 CBOW, 0.025 skip-gram].",
+                               type=float)
+    min_alpha: float = _opt(1e-4, "Learning rate at the end; it falls linearly over all epochs.")
+    epochs: int = _opt(5, "Passes over the corpus.")
+    threads: int | None = _opt(None, "Worker threads [all cores].", type=int)
+    seed: int = _opt(1, "Random seed.")
+    tree: str = _opt("huffman", "How words are arranged in the tree.", choices=TREE_KINDS)
+    split: str = _opt("balanced", "semantic: halve each node's words, or send each word to its "
+                      "likelier mixture component.", choices=SPLITS)
+    spool: bool = _opt(True, "Keep the counted tokens in an unnamed temporary file (4 bytes a "
+                       "token, in $TMPDIR), so that epochs do not read and split the text again.",
+                       flag="--spool/--no-spool")
+
+    def resolved(self) -> TrainSettings:
+        """A copy with defaults filled in and every value checked."""
+        s = TrainSettings(**asdict(self))
+        if s.arch not in ARCHS:
+            raise HSW2VError(f"--arch must be one of {', '.join(ARCHS)}, got {s.arch!r}")
+        if s.alpha is None:
+            s.alpha = 0.05 if s.arch == "cbow" else 0.025
+        if s.threads is None:
+            s.threads = available_cores()
+        checks = [
+            (s.tree in TREE_KINDS, f"--tree must be one of {', '.join(TREE_KINDS)}, got {s.tree!r}"),
+            (s.split in SPLITS, f"--split must be one of {', '.join(SPLITS)}, got {s.split!r}"),
+            (s.dim >= 1, f"--dim must be at least 1, got {s.dim}"),
+            (s.window >= 1, f"--window must be at least 1, got {s.window}"),
+            (s.min_count >= 1, f"--min-count must be at least 1, got {s.min_count}"),
+            (s.max_vocab is None or s.max_vocab >= 2, "--max-vocab must be at least 2"),
+            (s.sample >= 0, f"--sample must be ≥ 0, got {s.sample}"),
+            (s.alpha > 0 and math.isfinite(s.alpha), f"--alpha must be positive, got {s.alpha}"),
+            (0 <= s.min_alpha <= s.alpha, "--min-alpha must lie between 0 and --alpha"),
+            (s.epochs >= 1, f"--epochs must be at least 1, got {s.epochs}"),
+            (s.threads >= 1, f"--threads must be at least 1, got {s.threads}"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise HSW2VError(message)
+        return s
+
+    @classmethod
+    def from_record(cls, record: dict) -> TrainSettings:
+        """The settings saved in a model file; other keys (results) are ignored.
+
+        Files written before the tree kind had its own field name it
+        ``semantic-balanced`` or ``semantic-adaptive`` here."""
+        if not isinstance(record, dict):
+            raise HSW2VError("model settings must be a JSON object")
+        known = {f.name: record[f.name] for f in fields(cls) if f.name in record}
+        tree = known.get("tree")
+        if isinstance(tree, str) and tree.startswith("semantic-"):
+            known["tree"], known["split"] = "semantic", tree[len("semantic-"):]
+        for f in fields(cls):
+            expected = type(f.default) if f.default is not None else f.metadata.get("type")
+            if known.get(f.name) is not None:
+                known[f.name] = _typed(f.name, known[f.name], expected)
+        return cls(**known)
+
+    def record(self) -> dict:
+        """A JSON-serialisable dict of these settings (see :meth:`from_record`)."""
+        return asdict(self)
+
+
+def _typed(name: str, value, expected: type):
+    """``value`` as ``expected`` (bool, int, float or str), or HSW2VError naming the field."""
+    if expected is bool:
+        ok = isinstance(value, bool)
+    elif expected in (int, float):
+        ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
+              and (expected is float or float(value).is_integer()))
+    else:
+        ok = isinstance(value, expected)
+    if not ok:
+        raise HSW2VError(f"model settings: {name} must be {expected.__name__}, got {value!r}")
+    return expected(value)
+
+
+def available_cores() -> int:
+    """Cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1

@@ -1,0 +1,299 @@
+"""The training kernels: one sentence loop for both architectures, which differ only
+in the centre step they call (CBOW: :func:`cbow_centre`; skip-gram:
+:func:`skipgram_centre`), as in fastText's ``cbow()`` and ``skipgram()``.
+
+A block of word ids is trained with word2vec.c's semantics: frequent-word
+subsampling, a randomly shrunk window per position, and a learning rate falling
+linearly across the block. Threads share :class:`Weights` without locks (Hogwild);
+each owns a :class:`State`: its generator and scratch buffers, and private copies
+of the inner nodes near the root, merged into the shared ones every few thousand
+words.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import literally, njit
+
+from .softmax import branch_loss_grad, context_mean, gather_context, hs_step
+from .utils import JIT, lcg_next, lcg_uniform, prefetch_row
+
+
+class Weights(NamedTuple):
+    """What every thread trains: the input (word) vectors ``syn0`` and inner-node
+    vectors ``syn1``; ``hot_nodes`` lists the inner nodes each thread trains in
+    private rows, and ``hot_slot[n]`` is node n's row among them (-1 if none)."""
+
+    syn0: np.ndarray  # float32 (V, D)
+    syn1: np.ndarray  # float32 (V-1, D)
+    hot_nodes: np.ndarray  # int32 (K)
+    hot_slot: np.ndarray  # int32 (V-1)
+
+
+class Config(NamedTuple):
+    """The settings a kernel reads."""
+
+    window: int
+    cbow_mean: bool
+    skipgram: bool
+    sync_every: int  # merge the private hot rows every this many words
+
+
+class State(NamedTuple):
+    """One thread's generator and buffers (fastText's ``Model::State``)."""
+
+    rng: np.ndarray  # uint64 (1): word2vec.c's generator state
+    sentence: np.ndarray  # int32: the current sentence's words after subsampling
+    positions: np.ndarray  # int64: their indices in the block (for the learning rate)
+    ctx: np.ndarray  # int32 (2·window): the current context words
+    h: np.ndarray  # float32 (D): the CBOW context vector
+    grad_h: np.ndarray  # float32 (D): its gradient step
+    path: np.ndarray  # float32 (longest path): per-node scratch
+    H: np.ndarray  # float32 (2·window, D): skip-gram context vectors …
+    grad: np.ndarray  # … and their gradient steps
+    gram: np.ndarray  # float32 (2·window, 2·window): their Gram matrix …
+    cross: np.ndarray  # … and the products of their branch gradients
+    X: np.ndarray  # float32 (2·window, longest path): scores per context and node …
+    G: np.ndarray  # … and branch gradients
+    hot_rows: np.ndarray  # float32 (K, D): private copies of the hot inner nodes …
+    hot_base: np.ndarray  # … and their values at the last merge
+
+
+def new_state(seed: int, block_words: int, window: int, longest_path: int,
+              hot_rows: np.ndarray) -> State:
+    """A thread's state: generator ``seed``, room for ``block_words`` words a block,
+    and its own copy of ``hot_rows``."""
+    dim = hot_rows.shape[1]
+    width = 2 * window
+    f32 = np.float32
+    return State(
+        np.array([seed], dtype=np.uint64), np.empty(block_words, np.int32),
+        np.empty(block_words, np.int64), np.empty(width, np.int32), np.empty(dim, f32),
+        np.empty(dim, f32), np.empty(longest_path, f32), np.empty((width, dim), f32),
+        np.empty((width, dim), f32), np.empty((width, width), f32), np.empty((width, width), f32),
+        np.empty((width, longest_path), f32), np.empty((width, longest_path), f32),
+        hot_rows.copy(), hot_rows.copy())
+
+
+@njit(**JIT)
+def subsample(ids, start, end, keep_prob, r, sen, sen_pos):
+    """Copy the words of ``ids[start:end]`` that survive subsampling into ``sen``.
+
+    ``sen_pos`` gets each kept word's index in ``ids``. Returns (kept, rng state).
+    """
+    m = 0
+    for k in range(start, end):
+        w = ids[k]
+        pk = keep_prob[w]
+        if pk < 1.0:
+            r = lcg_next(r)
+            if lcg_uniform(r) >= pk:
+                continue
+        sen[m] = w
+        sen_pos[m] = k
+        m += 1
+    return m, r
+
+
+@njit(**JIT)
+def shrunk_window(i, m, window, r):
+    """word2vec.c's context span [lo, hi) around word ``i`` of an ``m``-word sentence:
+    the window shrunk by a random b in [0, window). Returns (lo, hi, rng state)."""
+    r = lcg_next(r)
+    b = np.int64(r >> np.uint64(16)) % window
+    return max(0, i - window + b), min(m, i + window - b + 1), r
+
+
+@njit(**JIT)
+def sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base):
+    """Add this thread's changes to its private copies of the hot inner nodes to the
+    shared vectors, then refresh the copies from them.
+
+    The nodes near the root lie on almost every path; when threads share them, every
+    update moves their cache lines between cores. Private copies, merged every few
+    thousand words, keep CBOW scaling with threads (local SGD for those rows).
+    """
+    dim = syn1.shape[1]
+    for k in range(len(hot_nodes)):
+        row = syn1[hot_nodes[k]]
+        for d in range(dim):
+            row[d] += hot_rows[k, d] - hot_base[k, d]
+            hot_rows[k, d] = row[d]
+            hot_base[k, d] = row[d]
+
+
+@njit(**JIT)
+def tick_sync(since_sync, sync_every, weights, state):
+    """Count one word; on every ``sync_every``-th, merge the private hot rows
+    (:func:`sync_hot_rows`). Returns the new count."""
+    since_sync += 1
+    if since_sync == sync_every:
+        sync_hot_rows(weights.syn1, weights.hot_nodes, state.hot_rows, state.hot_base)
+        return 0
+    return since_sync
+
+
+@njit(**JIT)
+def prefetch_next(sen, i, m, window, weights, paths):
+    """Start loading what the example after ``sen[i]`` needs and the cache may not
+    hold: the inner nodes on its path outside the thread's private rows, and the
+    input vector of the word that enters the window. Only a hint to the CPU: while
+    the current example computes, those rows come from memory."""
+    if i + 1 < m:
+        nxt = sen[i + 1]
+        for p in range(paths.offsets[nxt], paths.offsets[nxt + 1]):
+            if weights.hot_slot[paths.nodes[p]] < 0:
+                prefetch_row(weights.syn1, paths.nodes[p])
+        if i + 1 + window < m:
+            prefetch_row(weights.syn0, sen[i + 1 + window])
+
+
+@njit(**JIT)
+def cbow_centre(target, n_ctx, alpha, cbow_mean, weights, paths, state, dim):
+    """CBOW step: the mean (or sum) h of the context vectors ``state.ctx[:n_ctx]``
+    predicts ``target``; as in word2vec.c, the whole gradient step for h is added to
+    every context vector. Returns −log P(target | h)."""
+    syn0 = weights.syn0
+    h, grad_h = state.h, state.grad_h
+    context_mean(syn0, state.ctx, n_ctx, cbow_mean, h, dim)
+    grad_h[:] = 0.0
+    loss = hs_step(h, target, alpha, weights.syn1, weights.hot_slot, state.hot_rows, paths,
+                   grad_h, state.path, dim)
+    for k in range(n_ctx):
+        c = syn0[state.ctx[k]]
+        for d in range(dim):
+            c[d] += grad_h[d]
+    return loss
+
+
+@njit(**JIT)
+def skipgram_centre(target, n_ctx, alpha, weights, paths, state, dim):
+    """Skip-gram steps for ``target`` and its context words ``state.ctx[:n_ctx]``,
+    each of whose vectors predicts it.
+
+    Gives word2vec.c's result, where the context words take turns and each sees the
+    node vectors as the previous ones left them, but reads each node vector once:
+    context c's score on node u is h_c·u + Σ_{c'<c} g_c' (h_c·h_c'), from the Gram
+    matrix of the contexts, and the gradient it sends to h_c picks up the matching
+    Σ_{c'<c} (Σ_n g_cn g_c'n) h_c' at the end. The path's nodes are distinct, so
+    the scores X (contexts × path) are three small matrix products and a loop over
+    the path per context. Inner nodes with ``hot_slot[n] >= 0`` live in the
+    thread's ``hot_rows`` (see :func:`hsw2v.softmax.hs_step`). Returns
+    Σ_c −log P(target | c).
+
+    The row selection is written out at each use on purpose: a helper returning
+    either row made CBOW about 1.5× slower in a one-thread benchmark.
+    """
+    syn0, syn1, hot_slot = weights.syn0, weights.syn1, weights.hot_slot
+    ctx, hot_rows = state.ctx, state.hot_rows
+    H, grad, gram, cross, X, G = state.H, state.grad, state.gram, state.cross, state.X, state.G
+    p0 = paths.offsets[target]
+    n = paths.offsets[target + 1] - p0
+    for c in range(n_ctx):
+        row = syn0[ctx[c]]
+        for d in range(dim):
+            H[c, d] = row[d]
+            grad[c, d] = 0.0
+        for c2 in range(c):
+            s = np.float32(0.0)
+            for d in range(dim):
+                s += H[c, d] * H[c2, d]
+            gram[c, c2] = s
+    for p in range(n):
+        node = paths.nodes[p0 + p]
+        slot = hot_slot[node]
+        u = hot_rows[slot] if slot >= 0 else syn1[node]
+        for c in range(n_ctx):
+            x = np.float32(0.0)
+            for d in range(dim):
+                x += H[c, d] * u[d]
+            X[c, p] = x
+    loss = 0.0
+    for c in range(n_ctx):
+        for c2 in range(c):
+            m = gram[c, c2]
+            for p in range(n):
+                X[c, p] += G[c2, p] * m
+        for p in range(n):
+            sign = np.float32(1.0) - np.float32(2.0) * np.float32(paths.codes[p0 + p])
+            branch_loss, slope = branch_loss_grad(sign * X[c, p])
+            loss += branch_loss
+            G[c, p] = sign * slope * alpha
+        for c2 in range(c):
+            s = np.float32(0.0)
+            for p in range(n):
+                s += G[c, p] * G[c2, p]
+            cross[c, c2] = s
+    for p in range(n):
+        node = paths.nodes[p0 + p]
+        slot = hot_slot[node]
+        u = hot_rows[slot] if slot >= 0 else syn1[node]
+        for c in range(n_ctx):
+            gc = G[c, p]
+            for d in range(dim):
+                grad[c, d] += gc * u[d]
+        for c in range(n_ctx):
+            gc = G[c, p]
+            for d in range(dim):
+                u[d] += gc * H[c, d]
+    for c in range(n_ctx):
+        for c2 in range(c):
+            m = cross[c, c2]
+            for d in range(dim):
+                grad[c, d] += m * H[c2, d]
+        row = syn0[ctx[c]]
+        for d in range(dim):
+            row[d] += grad[c, d]
+    return loss
+
+
+@njit(**JIT)
+def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, paths, config,
+                state, dim):
+    """Train on one block: ``ids`` split into sentences ending at ``sent_ends[:n_sents]``.
+
+    For each sentence, the words that survive subsampling are visited in order; each
+    one's context is the randomly shrunk window around it, and the centre step of
+    ``config``'s architecture trains on it. The learning rate falls linearly from
+    ``alpha0`` at the block's first word to ``alpha1`` after its last. The hot inner
+    nodes are trained in the thread's private rows, merged into ``weights.syn1``
+    every ``config.sync_every`` words and at the end (pass no hot nodes to train
+    ``syn1`` directly). ``dim`` must equal the vectors' width: numba compiles (and
+    caches) a version for each, with the loops over it unrolled.
+    Returns (sum of −log P, number of examples): skip-gram has one example per
+    (centre, context) pair, CBOW one per centre word.
+    """
+    literally(dim)
+    n_words = sent_ends[n_sents - 1] if n_sents > 0 else 0
+    slope = (alpha1 - alpha0) / max(n_words, 1)
+    window = config.window
+    sen, sen_pos, ctx = state.sentence, state.positions, state.ctx
+    r = state.rng[0]
+    loss = 0.0
+    n_examples = 0
+    start = 0
+    sync_hot_rows(weights.syn1, weights.hot_nodes, state.hot_rows, state.hot_base)
+    since_sync = 0
+    for s in range(n_sents):
+        end = sent_ends[s]
+        m, r = subsample(ids, start, end, keep_prob, r, sen, sen_pos)
+        start = end
+        for i in range(m):
+            since_sync = tick_sync(since_sync, config.sync_every, weights, state)
+            alpha = np.float32(alpha0 + slope * sen_pos[i])
+            prefetch_next(sen, i, m, window, weights, paths)
+            lo, hi, r = shrunk_window(i, m, window, r)
+            n_ctx = gather_context(sen, lo, hi, i, ctx)
+            if n_ctx == 0:
+                continue
+            if config.skipgram:
+                loss += skipgram_centre(sen[i], n_ctx, alpha, weights, paths, state, dim)
+                n_examples += n_ctx
+            else:
+                loss += cbow_centre(sen[i], n_ctx, alpha, config.cbow_mean, weights, paths,
+                                    state, dim)
+                n_examples += 1
+    sync_hot_rows(weights.syn1, weights.hot_nodes, state.hot_rows, state.hot_base)
+    state.rng[0] = r
+    return loss, n_examples

@@ -1,0 +1,191 @@
+"""numba kernels that turn text into word ids: a hash table of words, counting
+with a growing table, encoding a block against a fixed vocabulary, and decoding
+the token spool.
+
+Words are runs of non-whitespace bytes, hashed with FNV-1a while they are scanned.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .utils import FNV_OFFSET, FNV_PRIME, JIT, fnv1a, is_space
+
+
+@njit(**JIT)
+def build_table(word_bytes, word_offsets, table):
+    """Fill an open-addressing table (size a power of two, -1 = empty) with word ids."""
+    mask = np.uint64(len(table) - 1)
+    for w in range(len(word_offsets) - 1):
+        slot = fnv1a(word_bytes, word_offsets[w], word_offsets[w + 1]) & mask
+        while table[slot] >= 0:
+            slot = (slot + np.uint64(1)) & mask
+        table[slot] = w
+
+
+@njit(**JIT)
+def find_hashed(buf, start, end, h, table, word_bytes, word_offsets):
+    """Id of the word ``buf[start:end]`` whose FNV-1a hash is ``h``, or -1."""
+    mask = np.uint64(len(table) - 1)
+    slot = h & mask
+    n = end - start
+    while True:
+        w = table[slot]
+        if w < 0:
+            return -1
+        lo = word_offsets[w]
+        if word_offsets[w + 1] - lo == n:
+            same = True
+            for k in range(n):
+                if word_bytes[lo + k] != buf[start + k]:
+                    same = False
+                    break
+            if same:
+                return w
+        slot = (slot + np.uint64(1)) & mask
+
+
+@njit(**JIT)
+def scan_word(buf, i):
+    """End of the word starting at ``buf[i]`` (a non-space byte) and its FNV-1a hash,
+    in one pass."""
+    n = len(buf)
+    h = (FNV_OFFSET ^ np.uint64(buf[i])) * FNV_PRIME
+    j = i + 1
+    while j < n:
+        c = buf[j]
+        if is_space(c):
+            break
+        h = (h ^ np.uint64(c)) * FNV_PRIME
+        j += 1
+    return j, h
+
+
+@njit(**JIT)
+def count_block(buf, table, arena, offsets, counts, n_types, arena_used, spool):
+    """Count the words of ``buf``; a new word gets the next id and its bytes go to ``arena``.
+
+    The caller guarantees room for ``len(buf)`` more bytes and ``len(buf) // 2 + 1``
+    more words, with the table at most half full. Unless ``spool`` is empty, the
+    block is also written there (see :func:`decode_spool`); it then needs room for
+    ``len(buf) + 1`` entries (a token and a line end each take at least a byte).
+    Returns (types, arena bytes, tokens, spool entries).
+    """
+    mask = np.uint64(len(table) - 1)
+    emit = len(spool) > 0
+    tokens = 0
+    k = 0
+    line_tokens = 0
+    i = 0
+    n = len(buf)
+    while i < n:
+        c = buf[i]
+        if is_space(c):
+            if c == 10 and emit and line_tokens > 0:
+                spool[k] = -1
+                k += 1
+                line_tokens = 0
+            i += 1
+            continue
+        j, h = scan_word(buf, i)
+        slot = h & mask
+        while True:
+            w = table[slot]
+            if w < 0:
+                w = n_types
+                table[slot] = w
+                arena[arena_used:arena_used + j - i] = buf[i:j]
+                arena_used += j - i
+                offsets[n_types + 1] = arena_used
+                counts[n_types] = 1
+                n_types += 1
+                break
+            lo = offsets[w]
+            if offsets[w + 1] - lo == j - i:
+                same = True
+                for q in range(j - i):
+                    if arena[lo + q] != buf[i + q]:
+                        same = False
+                        break
+                if same:
+                    counts[w] += 1
+                    break
+            slot = (slot + np.uint64(1)) & mask
+        if emit:
+            spool[k] = w
+            k += 1
+            line_tokens += 1
+        tokens += 1
+        i = j
+    if emit:
+        spool[k] = -2
+        k += 1
+    return n_types, arena_used, tokens, k
+
+
+@njit(**JIT)
+def decode_spool(spool, start, end, type_ids, ids, sent_ends):
+    """Word ids and sentence ends of the block that starts at ``spool[start]``.
+
+    A spool holds each token's type id (its index among the distinct words, in
+    order of first occurrence), -1 after each non-empty line and -2 after each
+    block; ``type_ids`` maps a type to its word id or -1 (not in the vocabulary).
+    The result equals :func:`encode_block` on the block's text. Returns (index
+    after the block, n_ids, n_sentences, whether the block ended before ``end``).
+    """
+    n_ids = 0
+    n_sents = 0
+    last_end = 0
+    k = start
+    while k < end:
+        t = spool[k]
+        k += 1
+        if t >= 0:
+            w = type_ids[t]
+            if w >= 0:
+                ids[n_ids] = w
+                n_ids += 1
+        else:
+            if n_ids > last_end:
+                sent_ends[n_sents] = n_ids
+                n_sents += 1
+                last_end = n_ids
+            if t == -2:
+                return k, n_ids, n_sents, True
+    return k, n_ids, n_sents, False
+
+
+@njit(**JIT)
+def encode_block(buf, table, word_bytes, word_offsets, ids, sent_ends):
+    """Turn a byte block into word ids, dropping words not in the vocabulary.
+
+    Words are split on ASCII whitespace; a newline ends a sentence. Writes the ids
+    and the exclusive end of each non-empty sentence; returns (n_ids, n_sentences).
+    The block's end also ends a sentence.
+    """
+    n_ids = 0
+    n_sents = 0
+    last_end = 0
+    i = 0
+    n = len(buf)
+    while i < n:
+        c = buf[i]
+        if c == 10:  # newline
+            if n_ids > last_end:
+                sent_ends[n_sents] = n_ids
+                n_sents += 1
+                last_end = n_ids
+            i += 1
+        elif is_space(c):
+            i += 1
+        else:
+            j, h = scan_word(buf, i)
+            w = find_hashed(buf, i, j, h, table, word_bytes, word_offsets)
+            if w >= 0:
+                ids[n_ids] = w
+                n_ids += 1
+            i = j
+    if n_ids > last_end:
+        sent_ends[n_sents] = n_ids
+        n_sents += 1
+    return n_ids, n_sents
