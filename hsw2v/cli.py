@@ -78,8 +78,8 @@ def _setting(name: str, help_suffix: str = "", **override):
                 "help": meta["help"] + help_suffix}
     if "choices" in meta:
         kw["type"] = click.Choice(meta["choices"])
-    elif "type" in meta:
-        kw["type"] = meta["type"]
+    elif "flag" not in meta:
+        kw["type"] = meta.get("type", type(f.default))
     kw.update(override)
     return click.option(meta.get("flag", "--" + name.replace("_", "-")), **kw)
 

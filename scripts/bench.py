@@ -105,7 +105,7 @@ def scaling(corpus: str, arch: str, epochs: int, workdir: Path) -> dict:
     for threads in (1, 2):
         code = (f"import sys; sys.path.insert(0, {str(REPO)!r}); import hsw2v, json; m = hsw2v.train({corpus!r}, arch={arch!r}, epochs={epochs}, "
                 f"threads={threads}, progress=False); "
-                "print(json.dumps(m.vocab.total * m.settings['epochs'] / m.settings['train_seconds']))")
+                "print(json.dumps(m.vocab.total * m.settings.epochs / m.seconds['train']))")
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
         out[threads] = float(proc.stdout.strip().splitlines()[-1])
     return out
@@ -128,7 +128,7 @@ def line_broken_copy(corpus: str, workdir: Path) -> str:
 
 def score(vectors_path: str) -> dict:
     from hsw2v.evaluate import evaluate_analogies, evaluate_word_pairs
-    from hsw2v.formats import read_vectors
+    from hsw2v.model import read_vectors
 
     v = read_vectors(vectors_path)
     return {
@@ -198,7 +198,7 @@ def main() -> None:
     systems = a.systems.split(",")
     gensim_corpus = line_broken_copy(a.corpus, workdir) if "gensim" in systems else None
     jobs = [(a.arch, a.epochs)] if a.arch else [("skipgram", 1), ("cbow", 3)]
-    from hsw2v.corpus import iter_blocks  # plain Python: this process never maps LLVM
+    from hsw2v.reader import iter_blocks  # plain Python: this process never maps LLVM
 
     tokens = sum(len(block.split()) for block in iter_blocks(a.corpus))  # in or out of vocab
     raw = []

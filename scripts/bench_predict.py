@@ -25,7 +25,7 @@ import numba
 import numpy as np
 
 import hsw2v
-from hsw2v.predict import all_log_probs, best_first, best_first_batch
+from hsw2v.softmax import all_log_probs, best_first, best_first_batch
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

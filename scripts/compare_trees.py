@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout
 
 import hsw2v
 from hsw2v.evaluate import evaluate_analogies, evaluate_word_pairs
-from hsw2v.predict import score
+from hsw2v.heldout import score
 from hsw2v.semantic import context_means, semantic_tree
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -51,7 +51,7 @@ def measure(model, heldout: str, seconds: float) -> dict:
     v = model.keyed_vectors()
     shape = model.tree.summary(model.vocab.counts)
     return {
-        "words_per_s": model.vocab.total * model.settings["epochs"] / seconds,
+        "words_per_s": model.vocab.total * model.settings.epochs / seconds,
         "train_seconds": seconds,
         "perplexity": score(model, heldout)["perplexity"],
         "analogy": evaluate_analogies(v, str(DATA / "questions-words.txt"), restrict=30000)["accuracy"],
@@ -150,13 +150,13 @@ def main() -> None:
                 tree = semantic_tree(X, kind.split("-")[1])
                 extra = {"context_means_seconds": means_s,
                          "cluster_seconds": time.perf_counter() - start - means_s,
-                         "first_pass_seconds": huffman_model.settings["train_seconds"]}
+                         "first_pass_seconds": huffman_model.seconds["train"]}
                 model = hsw2v.train(train_path, vocab=huffman_model.vocab, tree=tree, **common)
             else:
                 model = hsw2v.train(train_path, tree=kind, **common)
                 if kind == "huffman":
                     huffman_model = model
-            res = measure(model, heldout, model.settings["train_seconds"])
+            res = measure(model, heldout, model.seconds["train"])
             res.update(extra)
             results[arch][kind] = res
             print(f"# {arch} {kind}: {json.dumps(res)}", file=sys.stderr, flush=True)

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from hsw2v.cli import cli
-from hsw2v.formats import read_vectors, write_vectors
+from hsw2v.model import read_vectors, write_vectors
 
 
 def run(*args, input=None):

@@ -5,7 +5,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from hsw2v.corpus import TokenSpool, WordTable, count_words, iter_blocks
+from hsw2v.corpus import TokenSpool, WordTable, count_words
+from hsw2v.reader import iter_blocks
 from hsw2v.errors import HSW2VError
 from hsw2v.vocab import Vocab
 

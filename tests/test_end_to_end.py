@@ -16,7 +16,7 @@ def test_planted_groups_are_neighbours(planted, arch):
             hits += group_of[other] == group
             total += 1
     assert hits / total >= 0.95
-    losses = model.settings["epoch_loss"]
+    losses = model.epoch_loss
     # a uniform guess costs log V nats; knowing the group, log(group size) is the floor
     # for a fresh example (within a window the path has just seen the target, so the
     # reported loss can dip a little below it)
@@ -42,4 +42,4 @@ def test_spooled_tokens_train_as_the_text(small_corpus, arch):
     text = hsw2v.train(small_corpus, spool=False, **kw)
     assert np.array_equal(spooled.vectors, text.vectors)
     assert np.array_equal(spooled.node_vectors, text.node_vectors)
-    assert spooled.settings["epoch_loss"] == text.settings["epoch_loss"]
+    assert spooled.epoch_loss == text.epoch_loss

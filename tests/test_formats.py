@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 
 from hsw2v.errors import HSW2VError
-from hsw2v.formats import atomic_write, load_model, read_vectors, write_vectors
+from hsw2v.files import atomic_write
+from hsw2v.model import load_model, read_vectors
+from hsw2v.word2vec_format import write_vectors
 from hsw2v.trainer import train
 
 WORDS = ["the", "naïve", "日本", "x"]
@@ -99,6 +101,7 @@ def test_model_round_trip(tmp_path, small_corpus):
     assert np.array_equal(back.vectors, model.vectors)
     assert np.array_equal(back.node_vectors, model.node_vectors)
     assert back.settings == model.settings
+    assert back.epoch_loss == model.epoch_loss and back.seconds == model.seconds
     # the model file is plain .npz with no object arrays
     with np.load(path, allow_pickle=False) as z:
         assert all(z[k].dtype != object for k in z.files)
@@ -145,7 +148,7 @@ def test_cache_sidecar_is_used_only_while_fresh(tmp_path, matrix):
 
 def test_text_values_print_like_printf_and_round_trip():
     """The formatting kernel writes what '%.9g' writes, and every float32 reads back."""
-    from hsw2v.kernels import format_g9
+    from hsw2v.word2vec_format import format_g9
 
     rng = np.random.default_rng(7)
     special = [0.0, -0.0, 1.0, -1.0, 1e-4, 9.99999e-5, 1e8, 1e9, 123456789, 1234567890, 0.1,

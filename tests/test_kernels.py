@@ -1,23 +1,29 @@
 import numpy as np
 import pytest
 
-from hsw2v import kernels
+from hsw2v import sgd, softmax, utils
+from hsw2v.sgd import Config, Weights, new_state, train_block
 from hsw2v.trainer import keep_probabilities
 from hsw2v.tree import huffman
 
 
-def no_hot(tree, dim):
-    """hs_step's arguments for training every inner node in place."""
-    return np.empty((0, dim), np.float32), np.full(len(tree) - 1, -1, np.int32)
+def hs_step(h, word, alpha, syn1, tree, grad_h):
+    """One hierarchical-softmax step that trains every inner node in place."""
+    return softmax.hs_step(h, word, alpha, syn1, np.full(len(tree) - 1, -1, np.int32),
+                           np.empty((0, len(h)), np.float32), tree.flat, grad_h,
+                           np.empty(tree.depths.max(), np.float32), len(h))
 
 
-def train_no_hot(tree, dim):
-    rows, slot = no_hot(tree, dim)
-    return np.empty(0, np.int32), slot, rows, rows.copy(), 1 << 30
-
-
-def scratch(tree):
-    return np.empty(tree.depths.max(), np.float32)
+def train(ids, ends, syn0, syn1, tree, keep, window, a0, a1, seed, arch="cbow", hot=None,
+          sync_every=1 << 30, cbow_mean=True):
+    """train_block on one block; ``hot`` = (hot nodes, their slots) or None for none."""
+    dim = syn0.shape[1]
+    if hot is None:
+        hot = np.empty(0, np.int32), np.full(len(tree) - 1, -1, np.int32)
+    weights = Weights(syn0, syn1, *hot)
+    config = Config(window, cbow_mean, arch == "skipgram", sync_every)
+    state = new_state(seed, len(ids), window, int(tree.depths.max()), syn1[hot[0]])
+    return train_block(ids, ends, len(ends), a0, a1, keep, weights, tree.flat, config, state, dim)
 
 
 def log_prob(h, word, tree, syn1):
@@ -44,8 +50,7 @@ def test_hs_step_matches_numpy_gradient(setup):
     for word in range(len(tree)):
         u = syn1.copy()
         grad_h = np.zeros_like(h)
-        loss = kernels.hs_step(h, word, u, *no_hot(tree, len(h)), tree.path_offsets,
-                               tree.path_nodes, tree.path_codes, alpha, grad_h, scratch(tree), len(h))
+        loss = hs_step(h, word, alpha, u, tree, grad_h)
         assert loss == pytest.approx(-log_prob(h, word, tree, syn1), rel=1e-5)
         # Reference: d log P / d u_n = (1 - code - σ(h·u_n)) h, and d/dh = Σ (…) u_n.
         nodes, codes = tree.path(word)
@@ -66,8 +71,7 @@ def test_hs_step_gradient_is_ascent_direction(setup):
     word, eps = 5, 1e-3
     grad_h = np.zeros_like(h)
     u = syn1.copy()
-    kernels.hs_step(h, word, u, *no_hot(tree, len(h)), tree.path_offsets, tree.path_nodes,
-                    tree.path_codes, np.float32(1.0), grad_h, scratch(tree), len(h))
+    hs_step(h, word, np.float32(1.0), u, tree, grad_h)
     numeric = np.zeros(len(h))
     for d in range(len(h)):
         hp, hm = h.astype(np.float64).copy(), h.astype(np.float64).copy()
@@ -102,15 +106,7 @@ def test_reported_loss_is_mean_neg_log_prob(arch):
     ids, ends = block_inputs(rng, 60, V, 7)
     keep = np.ones(V, dtype=np.float32)
     window = 1  # the shrink draw is always 0, so every window is known
-    sen, pos = np.empty(60, np.int32), np.empty(60, np.int64)
-    h, g = np.empty(D, np.float32), np.empty(D, np.float32)
-    rng_state = np.array([5], dtype=np.uint64)
-    args = (ids, ends, len(ends), syn0, syn1, tree.path_offsets, tree.path_nodes,
-            tree.path_codes, keep, window, 0.0, 0.0)
-    if arch == "skipgram":
-        loss, n = kernels.train_skipgram(*args, rng_state, sen, pos, *train_no_hot(tree, D), D)
-    else:
-        loss, n = kernels.train_cbow(*args, True, rng_state, sen, pos, h, g, *train_no_hot(tree, D), D)
+    loss, n = train(ids, ends, syn0, syn1, tree, keep, window, 0.0, 0.0, 5, arch)
     expect, count, start = 0.0, 0, 0
     for end in ends:
         s = ids[start:end]
@@ -138,13 +134,9 @@ def test_training_lowers_loss():
     ids = (np.arange(4000) % V).astype(np.int32)
     ends = np.array([4000], dtype=np.int64)
     keep = np.ones(V, dtype=np.float32)
-    sen, pos = np.empty(4000, np.int32), np.empty(4000, np.int64)
-    h, g = np.empty(D, np.float32), np.empty(D, np.float32)
-    state = np.array([1], dtype=np.uint64)
+
     def epoch(alpha):
-        loss, n = kernels.train_cbow(ids, ends, 1, syn0, syn1, tree.path_offsets, tree.path_nodes,
-                                     tree.path_codes, keep, 2, alpha, alpha, True, state, sen, pos,
-                                     h, g, *train_no_hot(tree, D), D)
+        loss, n = train(ids, ends, syn0, syn1, tree, keep, 2, alpha, alpha, 1)
         return loss / n
 
     before = epoch(0.0)
@@ -163,7 +155,7 @@ def test_subsampling_follows_word2vec():
     # the kernel keeps about that fraction
     ids = np.zeros(200_000, dtype=np.int32)
     sen, pos = np.empty_like(ids), np.empty(len(ids), np.int64)
-    m, _ = kernels.subsample(ids, 0, len(ids), keep, np.uint64(7), sen, pos)
+    m, _ = sgd.subsample(ids, 0, len(ids), keep, np.uint64(7), sen, pos)
     assert m / len(ids) == pytest.approx(keep[0], abs=0.01)
     assert np.all(np.diff(pos[:m]) > 0)
 
@@ -192,17 +184,11 @@ def test_skipgram_matches_word2vec_order():
             for j in range(max(0, i - window + b), min(len(sent), i + window - b + 1)):
                 if j != i:
                     g = np.zeros(D, np.float32)
-                    ref_loss += kernels.hs_step(ref0[sent[j]], sent[i], ref1, *no_hot(tree, D),
-                                                tree.path_offsets, tree.path_nodes,
-                                                tree.path_codes, alpha, g, scratch(tree), D)
+                    ref_loss += hs_step(ref0[sent[j]], sent[i], alpha, ref1, tree, g)
                     ref0[sent[j]] += g
                     ref_n += 1
         start = end
-    sen, pos = np.empty(200, np.int32), np.empty(200, np.int64)
-    loss, n = kernels.train_skipgram(ids, ends, 2, syn0, syn1, tree.path_offsets, tree.path_nodes,
-                                     tree.path_codes, keep, window, a0, a1,
-                                     np.array([9], np.uint64), sen, pos,
-                                     *train_no_hot(tree, D), D)
+    loss, n = train(ids, ends, syn0, syn1, tree, keep, window, a0, a1, 9, "skipgram")
     assert n == ref_n
     assert loss == pytest.approx(ref_loss, rel=1e-5)
     np.testing.assert_allclose(syn0, ref0, atol=2e-5)
@@ -216,8 +202,8 @@ def test_shrunk_window_is_word2vecs():
     r = np.uint64(11)
     reach = []
     for _ in range(20_000):
-        lo, hi, r2 = kernels.shrunk_window(50, m, window, r)
-        assert r2 == kernels.lcg_next(r)
+        lo, hi, r2 = sgd.shrunk_window(50, m, window, r)
+        assert r2 == utils.lcg_next(r)
         assert 50 - lo == hi - 51  # symmetric
         reach.append(hi - 51)
         r = r2
@@ -226,7 +212,7 @@ def test_shrunk_window_is_word2vecs():
     np.testing.assert_allclose(freq[1:], 1 / window, atol=0.015)
     for i in (0, 1, m - 1):  # clipped at the edges
         for _ in range(50):
-            lo, hi, r = kernels.shrunk_window(i, m, window, r)
+            lo, hi, r = sgd.shrunk_window(i, m, window, r)
             assert 0 <= lo <= i < hi <= m
             assert max(i - lo, hi - i - 1) <= window
 
@@ -248,18 +234,8 @@ def test_hot_rows_match_in_place_training(arch):
     results = []
     for k, every in ((0, 1 << 30), (8, 100), (8, 7)):
         s0, s1 = syn0.copy(), syn1.copy()
-        hot, slot = hot_inner_nodes(tree, np.ones(V, np.int64), k)
-        rows = s1[hot]
-        sen, pos = np.empty(3000, np.int32), np.empty(3000, np.int64)
-        h, g = np.empty(D, np.float32), np.empty(D, np.float32)
-        args = (ids, ends, 1, s0, s1, tree.path_offsets, tree.path_nodes, tree.path_codes, keep,
-                3, 0.05, 0.01)
-        hot_args = (hot, slot, rows, rows.copy(), every, D)
-        if arch == "skipgram":
-            loss, _n = kernels.train_skipgram(*args, np.array([3], np.uint64), sen, pos, *hot_args)
-        else:
-            loss, _n = kernels.train_cbow(*args, True, np.array([3], np.uint64), sen, pos, h, g,
-                                          *hot_args)
+        hot = hot_inner_nodes(tree, np.ones(V, np.int64), k)
+        loss, _n = train(ids, ends, s0, s1, tree, keep, 3, 0.05, 0.01, 3, arch, hot, every)
         results.append((loss, s0, s1))
     for loss, s0, s1 in results[1:]:
         assert loss == pytest.approx(results[0][0], rel=1e-5)
@@ -273,10 +249,10 @@ def test_prefetch_changes_nothing():
     from numba import njit
 
     @njit
-    def touch(sen, m, window, syn0, syn1, slot, offs, nodes):
+    def touch(sen, m, window, weights, paths):
         for i in range(m):
-            kernels.prefetch_next(sen, i, m, window, syn0, syn1, slot, offs, nodes)
-        kernels.prefetch_row(syn0, np.int64(m - 1))
+            sgd.prefetch_next(sen, i, m, window, weights, paths)
+        utils.prefetch_row(weights.syn0, np.int64(m - 1))
 
     rng = np.random.default_rng(9)
     V, D = 40, 100
@@ -285,7 +261,7 @@ def test_prefetch_changes_nothing():
     syn1 = rng.normal(size=(V - 1, D)).astype(np.float32)
     sen = rng.integers(0, V, size=30).astype(np.int32)
     before = (syn0.copy(), syn1.copy(), sen.copy())
-    touch(sen, len(sen), 5, syn0, syn1, np.full(V - 1, -1, np.int32), tree.path_offsets,
-          tree.path_nodes)
+    touch(sen, len(sen), 5, Weights(syn0, syn1, np.empty(0, np.int32), np.full(V - 1, -1, np.int32)),
+          tree.flat)
     for a, b in zip(before, (syn0, syn1, sen)):
         assert np.array_equal(a, b)

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 import hsw2v
 from hsw2v.cli import cli
 from hsw2v.errors import HSW2VError
-from hsw2v.predict import score
+from hsw2v.heldout import score
 
 from .conftest import REPO
 

@@ -10,7 +10,7 @@ import hsw2v
 from hsw2v.cli import cli
 from hsw2v.errors import HSW2VError
 from hsw2v.semantic import context_means, semantic_tree
-from hsw2v.tree import balanced, build_tree, fano, huffman, random_tree
+from hsw2v.tree import balanced, build_tree, fano, huffman, named_trees, random_tree
 
 from .conftest import REPO
 
@@ -23,7 +23,7 @@ def zipf_counts(rng, n):
 def all_trees(counts, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(len(counts), 6)).astype(np.float32)
-    return [build_tree(k, counts, seed) for k in ("huffman", "balanced", "random", "fano")] + [
+    return [build_tree(k, counts, seed) for k in named_trees] + [
         semantic_tree(X, "balanced"), semantic_tree(X, "adaptive")]
 
 
@@ -98,7 +98,7 @@ def test_train_with_each_tree_and_predict(tmp_path):
     corpus = str(REPO / "data" / "enwiki-1m.txt.gz")
     base = hsw2v.train(corpus, max_vocab=800, dim=10, epochs=1, progress=False)
     base.save(str(tmp_path / "base.npz"))
-    for kind in ("balanced", "random", "fano"):
+    for kind in set(named_trees) - {"huffman"}:
         m = hsw2v.train(corpus, max_vocab=800, dim=10, epochs=1, progress=False, tree=kind)
         assert m.tree.kind == kind
         logp = m.all_log_probs(["the", "of"])
@@ -130,3 +130,15 @@ def test_bad_tree_options(tmp_path):
         huffman(np.array([3]))
     with pytest.raises(HSW2VError):
         fano(np.array([3]))
+
+
+def test_every_tree_kind_is_offered_and_named():
+    """The registry is what `train --tree` offers (with semantic), and each kind
+    builds a tree that says what it is."""
+    tree_option = next(p for p in cli.commands["train"].params if p.name == "tree")
+    assert list(tree_option.type.choices) == [*named_trees, "semantic"]
+    counts = zipf_counts(np.random.default_rng(3), 50)
+    for kind, build in named_trees.items():
+        tree = build(counts, 1)
+        assert tree.kind == kind
+        assert_full_binary_prefix_free(tree, 50)
