@@ -41,21 +41,17 @@ class Config(NamedTuple):
 
 
 class State(NamedTuple):
-    """One thread's generator and buffers (fastText's ``Model::State``)."""
+    """One thread's generator and buffers (fastText's ``Model::State``). The kernels
+    unpack it once per block: arrays taken from a tuple in per-word code cost more
+    than the arithmetic (measured: CBOW ran 30% slower)."""
 
     rng: np.ndarray  # uint64 (1): word2vec.c's generator state
     sentence: np.ndarray  # int32: the current sentence's words after subsampling
     positions: np.ndarray  # int64: their indices in the block (for the learning rate)
     ctx: np.ndarray  # int32 (2·window): the current context words
-    h: np.ndarray  # float32 (D): the CBOW context vector
-    grad_h: np.ndarray  # float32 (D): its gradient step
-    path: np.ndarray  # float32 (longest path): per-node scratch
-    H: np.ndarray  # float32 (2·window, D): skip-gram context vectors …
-    grad: np.ndarray  # … and their gradient steps
-    gram: np.ndarray  # float32 (2·window, 2·window): their Gram matrix …
-    cross: np.ndarray  # … and the products of their branch gradients
-    X: np.ndarray  # float32 (2·window, longest path): scores per context and node …
-    G: np.ndarray  # … and branch gradients
+    rows: np.ndarray  # float32 (2, 2·window, D): context vectors and their gradient steps
+    pairs: np.ndarray  # float32 (2, 2·window, 2·window): skip-gram's Gram and cross products
+    path: np.ndarray  # float32 (2, 2·window, longest path): scores and branch gradients
     hot_rows: np.ndarray  # float32 (K, D): private copies of the hot inner nodes …
     hot_base: np.ndarray  # … and their values at the last merge
 
@@ -66,14 +62,11 @@ def new_state(seed: int, block_words: int, window: int, longest_path: int,
     and its own copy of ``hot_rows``."""
     dim = hot_rows.shape[1]
     width = 2 * window
-    f32 = np.float32
     return State(
         np.array([seed], dtype=np.uint64), np.empty(block_words, np.int32),
-        np.empty(block_words, np.int64), np.empty(width, np.int32), np.empty(dim, f32),
-        np.empty(dim, f32), np.empty(longest_path, f32), np.empty((width, dim), f32),
-        np.empty((width, dim), f32), np.empty((width, width), f32), np.empty((width, width), f32),
-        np.empty((width, longest_path), f32), np.empty((width, longest_path), f32),
-        hot_rows.copy(), hot_rows.copy())
+        np.empty(block_words, np.int64), np.empty(width, np.int32),
+        np.empty((2, width, dim), np.float32), np.empty((2, width, width), np.float32),
+        np.empty((2, width, longest_path), np.float32), hot_rows.copy(), hot_rows.copy())
 
 
 @njit(**JIT)
@@ -124,53 +117,55 @@ def sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base):
 
 
 @njit(**JIT)
-def tick_sync(since_sync, sync_every, weights, state):
+def tick_sync(since_sync, sync_every, syn1, hot_nodes, hot_rows, hot_base):
     """Count one word; on every ``sync_every``-th, merge the private hot rows
     (:func:`sync_hot_rows`). Returns the new count."""
     since_sync += 1
     if since_sync == sync_every:
-        sync_hot_rows(weights.syn1, weights.hot_nodes, state.hot_rows, state.hot_base)
+        sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
         return 0
     return since_sync
 
 
 @njit(**JIT)
-def prefetch_next(sen, i, m, window, weights, paths):
+def prefetch_next(sen, i, m, window, syn0, syn1, hot_slot, paths):
     """Start loading what the example after ``sen[i]`` needs and the cache may not
     hold: the inner nodes on its path outside the thread's private rows, and the
     input vector of the word that enters the window. Only a hint to the CPU: while
     the current example computes, those rows come from memory."""
     if i + 1 < m:
+        offsets, nodes = paths.offsets, paths.nodes
         nxt = sen[i + 1]
-        for p in range(paths.offsets[nxt], paths.offsets[nxt + 1]):
-            if weights.hot_slot[paths.nodes[p]] < 0:
-                prefetch_row(weights.syn1, paths.nodes[p])
+        for p in range(offsets[nxt], offsets[nxt + 1]):
+            if hot_slot[nodes[p]] < 0:
+                prefetch_row(syn1, nodes[p])
         if i + 1 + window < m:
-            prefetch_row(weights.syn0, sen[i + 1 + window])
+            prefetch_row(syn0, sen[i + 1 + window])
 
 
 @njit(**JIT)
-def cbow_centre(target, n_ctx, alpha, cbow_mean, weights, paths, state, dim):
-    """CBOW step: the mean (or sum) h of the context vectors ``state.ctx[:n_ctx]``
-    predicts ``target``; as in word2vec.c, the whole gradient step for h is added to
-    every context vector. Returns −log P(target | h)."""
-    syn0 = weights.syn0
-    h, grad_h = state.h, state.grad_h
-    context_mean(syn0, state.ctx, n_ctx, cbow_mean, h, dim)
+def cbow_centre(target, ctx, n_ctx, alpha, cbow_mean, syn0, syn1, hot_slot, hot_rows, paths,
+                rows, path, dim):
+    """CBOW step: the mean (or sum) h of the context vectors ``ctx[:n_ctx]`` predicts
+    ``target``; as in word2vec.c, the whole gradient step for h is added to every
+    context vector. ``rows``, ``path``: a :class:`State`'s scratch. Returns
+    −log P(target | h)."""
+    h, grad_h = rows[0, 0], rows[1, 0]
+    context_mean(syn0, ctx, n_ctx, cbow_mean, h, dim)
     grad_h[:] = 0.0
-    loss = hs_step(h, target, alpha, weights.syn1, weights.hot_slot, state.hot_rows, paths,
-                   grad_h, state.path, dim)
+    loss = hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, path[0, 0], dim)
     for k in range(n_ctx):
-        c = syn0[state.ctx[k]]
+        c = syn0[ctx[k]]
         for d in range(dim):
             c[d] += grad_h[d]
     return loss
 
 
 @njit(**JIT)
-def skipgram_centre(target, n_ctx, alpha, weights, paths, state, dim):
-    """Skip-gram steps for ``target`` and its context words ``state.ctx[:n_ctx]``,
-    each of whose vectors predicts it.
+def skipgram_centre(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, rows,
+                    pairs, path, dim):
+    """Skip-gram steps for ``target`` and its context words ``ctx[:n_ctx]``, each of
+    whose vectors predicts it.
 
     Gives word2vec.c's result, where the context words take turns and each sees the
     node vectors as the previous ones left them, but reads each node vector once:
@@ -179,17 +174,16 @@ def skipgram_centre(target, n_ctx, alpha, weights, paths, state, dim):
     Σ_{c'<c} (Σ_n g_cn g_c'n) h_c' at the end. The path's nodes are distinct, so
     the scores X (contexts × path) are three small matrix products and a loop over
     the path per context. Inner nodes with ``hot_slot[n] >= 0`` live in the
-    thread's ``hot_rows`` (see :func:`hsw2v.softmax.hs_step`). Returns
-    Σ_c −log P(target | c).
+    thread's ``hot_rows`` (see :func:`hsw2v.softmax.hs_step`). ``rows``, ``pairs``,
+    ``path``: a :class:`State`'s scratch. Returns Σ_c −log P(target | c).
 
     The row selection is written out at each use on purpose: a helper returning
     either row made CBOW about 1.5× slower in a one-thread benchmark.
     """
-    syn0, syn1, hot_slot = weights.syn0, weights.syn1, weights.hot_slot
-    ctx, hot_rows = state.ctx, state.hot_rows
-    H, grad, gram, cross, X, G = state.H, state.grad, state.gram, state.cross, state.X, state.G
-    p0 = paths.offsets[target]
-    n = paths.offsets[target + 1] - p0
+    H, grad, gram, cross, X, G = rows[0], rows[1], pairs[0], pairs[1], path[0], path[1]
+    offsets, nodes, codes = paths.offsets, paths.nodes, paths.codes
+    p0 = offsets[target]
+    n = offsets[target + 1] - p0
     for c in range(n_ctx):
         row = syn0[ctx[c]]
         for d in range(dim):
@@ -201,7 +195,7 @@ def skipgram_centre(target, n_ctx, alpha, weights, paths, state, dim):
                 s += H[c, d] * H[c2, d]
             gram[c, c2] = s
     for p in range(n):
-        node = paths.nodes[p0 + p]
+        node = nodes[p0 + p]
         slot = hot_slot[node]
         u = hot_rows[slot] if slot >= 0 else syn1[node]
         for c in range(n_ctx):
@@ -216,7 +210,7 @@ def skipgram_centre(target, n_ctx, alpha, weights, paths, state, dim):
             for p in range(n):
                 X[c, p] += G[c2, p] * m
         for p in range(n):
-            sign = np.float32(1.0) - np.float32(2.0) * np.float32(paths.codes[p0 + p])
+            sign = np.float32(1.0) - np.float32(2.0) * np.float32(codes[p0 + p])
             branch_loss, slope = branch_loss_grad(sign * X[c, p])
             loss += branch_loss
             G[c, p] = sign * slope * alpha
@@ -226,7 +220,7 @@ def skipgram_centre(target, n_ctx, alpha, weights, paths, state, dim):
                 s += G[c, p] * G[c2, p]
             cross[c, c2] = s
     for p in range(n):
-        node = paths.nodes[p0 + p]
+        node = nodes[p0 + p]
         slot = hot_slot[node]
         u = hot_rows[slot] if slot >= 0 else syn1[node]
         for c in range(n_ctx):
@@ -265,35 +259,37 @@ def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pat
     (centre, context) pair, CBOW one per centre word.
     """
     literally(dim)
+    syn0, syn1, hot_nodes, hot_slot = weights
+    window, cbow_mean, skipgram, sync_every = config
+    rng, sen, sen_pos, ctx, rows, pairs, path, hot_rows, hot_base = state
     n_words = sent_ends[n_sents - 1] if n_sents > 0 else 0
     slope = (alpha1 - alpha0) / max(n_words, 1)
-    window = config.window
-    sen, sen_pos, ctx = state.sentence, state.positions, state.ctx
-    r = state.rng[0]
+    r = rng[0]
     loss = 0.0
     n_examples = 0
     start = 0
-    sync_hot_rows(weights.syn1, weights.hot_nodes, state.hot_rows, state.hot_base)
+    sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
     since_sync = 0
     for s in range(n_sents):
         end = sent_ends[s]
         m, r = subsample(ids, start, end, keep_prob, r, sen, sen_pos)
         start = end
         for i in range(m):
-            since_sync = tick_sync(since_sync, config.sync_every, weights, state)
+            since_sync = tick_sync(since_sync, sync_every, syn1, hot_nodes, hot_rows, hot_base)
             alpha = np.float32(alpha0 + slope * sen_pos[i])
-            prefetch_next(sen, i, m, window, weights, paths)
+            prefetch_next(sen, i, m, window, syn0, syn1, hot_slot, paths)
             lo, hi, r = shrunk_window(i, m, window, r)
             n_ctx = gather_context(sen, lo, hi, i, ctx)
             if n_ctx == 0:
                 continue
-            if config.skipgram:
-                loss += skipgram_centre(sen[i], n_ctx, alpha, weights, paths, state, dim)
+            if skipgram:
+                loss += skipgram_centre(sen[i], ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows,
+                                        paths, rows, pairs, path, dim)
                 n_examples += n_ctx
             else:
-                loss += cbow_centre(sen[i], n_ctx, alpha, config.cbow_mean, weights, paths,
-                                    state, dim)
+                loss += cbow_centre(sen[i], ctx, n_ctx, alpha, cbow_mean, syn0, syn1, hot_slot,
+                                    hot_rows, paths, rows, path, dim)
                 n_examples += 1
-    sync_hot_rows(weights.syn1, weights.hot_nodes, state.hot_rows, state.hot_base)
-    state.rng[0] = r
+    sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
+    rng[0] = r
     return loss, n_examples

@@ -86,10 +86,11 @@ def hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, 
     the path's length), exactly as node-by-node updates would. ``dim`` is the
     vector size, a compile-time constant (see :func:`hsw2v.sgd.train_block`).
     """
-    p0 = paths.offsets[target]
-    n = paths.offsets[target + 1] - p0
+    offsets, nodes, codes = paths.offsets, paths.nodes, paths.codes
+    p0 = offsets[target]
+    n = offsets[target + 1] - p0
     for p in range(n):
-        node = paths.nodes[p0 + p]
+        node = nodes[p0 + p]
         slot = hot_slot[node]
         u = hot_rows[slot] if slot >= 0 else syn1[node]
         x = np.float32(0.0)
@@ -98,12 +99,12 @@ def hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, 
         scratch[p] = x
     loss = 0.0
     for p in range(n):
-        sign = np.float32(1.0) - np.float32(2.0) * np.float32(paths.codes[p0 + p])  # code 0: σ(x)
+        sign = np.float32(1.0) - np.float32(2.0) * np.float32(codes[p0 + p])  # code 0: σ(x)
         branch_loss, slope = branch_loss_grad(sign * scratch[p])
         loss += branch_loss
         scratch[p] = sign * slope * alpha
     for p in range(n):
-        node = paths.nodes[p0 + p]
+        node = nodes[p0 + p]
         slot = hot_slot[node]
         u = hot_rows[slot] if slot >= 0 else syn1[node]
         g = scratch[p]

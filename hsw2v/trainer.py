@@ -83,8 +83,8 @@ def train(corpus: str, *, vocab: Vocab | None = None, tree: Tree | str | None = 
     if isinstance(tree, str):
         settings["tree"], tree = tree, None
     s = TrainSettings(**settings).resolved()
-    if tree is not None and tree.kind.partition("-")[0] in TREE_KINDS:
-        s = replace(s, tree=tree.kind.partition("-")[0])
+    if tree is not None and (kind := tree.kind.partition("-")[0]) in TREE_KINDS:
+        s = replace(s, tree=kind)  # recorded with the model: the kind of the tree given
     with rereadable(corpus) as path, ExitStack() as cleanup:
         spool, type_ids = None, None
         if tree_from is not None:

@@ -249,10 +249,10 @@ def test_prefetch_changes_nothing():
     from numba import njit
 
     @njit
-    def touch(sen, m, window, weights, paths):
+    def touch(sen, m, window, syn0, syn1, slot, paths):
         for i in range(m):
-            sgd.prefetch_next(sen, i, m, window, weights, paths)
-        utils.prefetch_row(weights.syn0, np.int64(m - 1))
+            sgd.prefetch_next(sen, i, m, window, syn0, syn1, slot, paths)
+        utils.prefetch_row(syn0, np.int64(m - 1))
 
     rng = np.random.default_rng(9)
     V, D = 40, 100
@@ -261,7 +261,6 @@ def test_prefetch_changes_nothing():
     syn1 = rng.normal(size=(V - 1, D)).astype(np.float32)
     sen = rng.integers(0, V, size=30).astype(np.int32)
     before = (syn0.copy(), syn1.copy(), sen.copy())
-    touch(sen, len(sen), 5, Weights(syn0, syn1, np.empty(0, np.int32), np.full(V - 1, -1, np.int32)),
-          tree.flat)
+    touch(sen, len(sen), 5, syn0, syn1, np.full(V - 1, -1, np.int32), tree.flat)
     for a, b in zip(before, (syn0, syn1, sen)):
         assert np.array_equal(a, b)
