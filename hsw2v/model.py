@@ -219,9 +219,14 @@ def load_model(path: str):
         settings = TrainSettings.from_record(record).resolved()
     except HSW2VError as e:
         raise HSW2VError(f"{path}: corrupt model ({e})") from None
+    losses = record.get("epoch_loss", [])
     seconds = {k[:-len("_seconds")]: v for k, v in record.items() if k.endswith("_seconds")}
+    if not isinstance(losses, list) or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool)
+            for x in [*losses, *seconds.values()]):
+        raise HSW2VError(f"{path}: corrupt model (epoch_loss and timings must be numbers)")
     return Model(Vocab(words, counts), tree, vectors, node_vectors, settings,
-                 list(record.get("epoch_loss", [])), seconds)
+                 [float(x) for x in losses], {k: float(v) for k, v in seconds.items()})
 
 
 def read_vectors(path: str) -> Vectors:

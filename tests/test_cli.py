@@ -223,3 +223,20 @@ def test_evaluate_command_matches_api(tmp_path, vectors_file):
     assert_one_line_error(run("evaluate", vectors_file), "--analogies")
     assert_one_line_error(run("evaluate", vectors_file, "--pairs", str(tmp_path / "no.tsv")),
                           "not found")
+
+
+def test_train_options_are_the_settings():
+    """Every TrainSettings field is a `train` option with the same default and
+    choices, so the CLI and the API cannot drift apart."""
+    import dataclasses
+
+    from hsw2v.settings import TrainSettings
+
+    params = {p.name: p for p in cli.commands["train"].params}
+    for f in dataclasses.fields(TrainSettings):
+        option = params[f.name]
+        expected = None if f.name == "tree" else f.default  # tree: semantic with --tree-from
+        assert option.default == expected, f.name
+        if "choices" in f.metadata:
+            assert list(option.type.choices) == list(f.metadata["choices"]), f.name
+        assert option.help.startswith(f.metadata["help"]), f.name

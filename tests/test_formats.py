@@ -161,3 +161,34 @@ def test_text_values_print_like_printf_and_round_trip():
         assert text == f"{float(v):.9g}"
         assert np.float32(float(text)) == v or (np.isinf(v) and float(text) == v)
     assert out[:format_g9(np.float64("nan"), out, 0)].tobytes() == b"nan"
+
+
+def test_model_settings_are_typed_and_checked(tmp_path, small_corpus):
+    """Settings load as TrainSettings; a wrong type names the field; files of the
+    earlier layout (tree kind in the settings) still load."""
+    import json
+
+    model = train(small_corpus, min_count=1, dim=4, epochs=1, threads=1, progress=False)
+    path = tmp_path / "m.npz"
+    model.save(str(path))
+    with np.load(path) as z:
+        arrays = dict(z)
+    meta = json.loads(arrays["meta"].tobytes())
+
+    def with_settings(settings, name):
+        out = tmp_path / name
+        np.savez(out, **{**arrays, "meta": np.frombuffer(
+            json.dumps({**meta, "settings": settings}).encode(), dtype=np.uint8)})
+        return str(out)
+
+    back = load_model(with_settings({**meta["settings"], "tree": "semantic-adaptive",
+                                     "window": 3.0}, "old.npz"))
+    assert (back.settings.tree, back.settings.split, back.settings.window) == ("semantic", "adaptive", 3)
+    assert isinstance(back.settings.window, int) and back.settings.dim == 4
+    for bad, field in [({**meta["settings"], "window": "x"}, "window"),
+                       ({**meta["settings"], "cbow_mean": 1}, "cbow_mean"),
+                       ({**meta["settings"], "arch": "lstm"}, "--arch"),
+                       ({**meta["settings"], "epoch_loss": "low"}, "epoch_loss"),
+                       (["not", "a", "dict"], "JSON object")]:
+        with pytest.raises(HSW2VError, match=field):
+            load_model(with_settings(bad, "bad.npz"))
