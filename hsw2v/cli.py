@@ -7,12 +7,23 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import signal
 import sys
 import time
+import warnings
 from collections.abc import Iterable, Iterator
 
 import click
 
+from .default_files import (
+    DEFAULT_BINARY_VECTORS,
+    DEFAULT_MODEL,
+    DEFAULT_VECTORS,
+    check_default_output,
+    default_model,
+    default_vectors,
+)
 from .errors import HSW2VError
 from .settings import TrainSettings
 
@@ -23,6 +34,8 @@ class _OneLineErrors(click.Group):
     """A group whose errors are one line on stderr and a non-zero exit, never a traceback."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        signal.signal(signal.SIGTERM, _terminate)
+        warnings.showwarning = _warn
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except HSW2VError as e:
@@ -30,7 +43,11 @@ class _OneLineErrors(click.Group):
         except click.exceptions.NoArgsIsHelpError as e:
             e.show()
             sys.exit(2)
-        except click.exceptions.Abort:
+        except Terminated:
+            _fail("terminated", 143)
+        except click.exceptions.Abort as e:  # click's form of KeyboardInterrupt
+            if isinstance(e.__cause__, Terminated):
+                _fail("terminated", 143)
             _fail("interrupted", 130)
         except click.ClickException as e:
             _fail(e.format_message().replace("\n", " "), e.exit_code)
@@ -44,6 +61,14 @@ class _OneLineErrors(click.Group):
         sys.exit(code if isinstance(code, int) else 0)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so that every cleanup runs, as on Ctrl-C."""
+
+
+def _terminate(signum, frame) -> None:
+    raise Terminated
+
+
 @click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="hsw2v")
 def cli() -> None:
@@ -53,6 +78,10 @@ def cli() -> None:
 def main() -> None:
     """Console entry point."""
     cli.main(prog_name="hsw2v")
+
+
+def _warn(message, *args, **kwargs) -> None:
+    click.echo(f"hsw2v: warning: {message}", err=True)
 
 
 def _fail(message: str, code: int) -> None:
@@ -82,63 +111,6 @@ def _setting(name: str, help_suffix: str = "", **override):
         kw["type"] = meta.get("type", type(f.default))
     kw.update(override)
     return click.option(meta.get("flag", "--" + name.replace("_", "-")), **kw)
-
-
-DEFAULT_VECTORS = "vectors.txt"
-DEFAULT_BINARY_VECTORS = "vectors.bin"
-DEFAULT_MODEL = "model.npz"
-"""Where ``train`` writes, and the other commands look, when no path is given:
-the current directory, as fastText and git users expect."""
-
-
-def _default_vectors() -> str:
-    """The vectors a command reads when none is named: the newer of vectors.txt and
-    vectors.bin in the current directory, else model.npz."""
-    import os
-
-    found = [p for p in (DEFAULT_VECTORS, DEFAULT_BINARY_VECTORS) if os.path.isfile(p)]
-    if found:
-        return max(found, key=os.path.getmtime)
-    if os.path.isfile(DEFAULT_MODEL):
-        return DEFAULT_MODEL
-    raise HSW2VError(f"no {DEFAULT_VECTORS} or {DEFAULT_MODEL} here: run 'hsw2v train CORPUS' "
-                     "first, or give --vectors FILE")
-
-
-def _default_model(option: str = "--model FILE") -> str:
-    """The model a command reads when none is named: model.npz in the current directory."""
-    import os
-
-    if os.path.isfile(DEFAULT_MODEL):
-        return DEFAULT_MODEL
-    raise HSW2VError(f"no {DEFAULT_MODEL} here: run 'hsw2v train CORPUS' first, or give {option}")
-
-
-def _check_default_output(path: str, what: str) -> None:
-    """Refuse to replace ``path``, a default output name, unless it is hsw2v's own kind
-    of file (a word2vec vectors file, or an hsw2v model): a default never silently
-    overwrites something else the user keeps there."""
-    import os
-    import zipfile
-
-    if not os.path.lexists(path):
-        return
-    ours = False
-    if os.path.isfile(path) and not os.path.islink(path):
-        try:
-            if what == "model":
-                with zipfile.ZipFile(path) as z:
-                    ours = {"meta.npy", "vectors.npy", "node_vectors.npy"} <= set(z.namelist())
-            else:
-                with open(path, "rb") as f:
-                    header = f.readline(64).split()
-                ours = len(header) == 2 and all(h.isdigit() for h in header)
-        except (OSError, zipfile.BadZipFile):
-            ours = False
-    if not ours:
-        option = "--save-model" if what == "model" else "-o/--output"
-        raise HSW2VError(f"{path} exists and is not an hsw2v {what} file; not replacing it "
-                         f"(give {option} to write elsewhere)")
 
 
 @cli.command()
@@ -172,7 +144,7 @@ def vocab(corpus: str | None, output: str | None, model_path: str | None, min_co
     if corpus is None:
         from .model import load_model
 
-        model_path = model_path or _default_model("a CORPUS to count")
+        model_path = model_path or default_model("a CORPUS to count")
         kept = load_model(model_path).vocab.pruned(min_count or 1, max_vocab)
         summary = f"{len(kept)} words of {model_path}, covering {kept.total} tokens"
     else:
@@ -228,22 +200,25 @@ def train(corpus: str, output: str | None, binary: bool, save_model: str | None,
     whitespace; a newline ends a sentence. Without -o or --save-model, the vectors
     go to vectors.txt and the model to model.npz in the current directory.
     """
-    from .files import check_writable
+    from .files import check_writable, replace_together
     from .model import load_model
     from .trainer import train as run
     from .vocab import Vocab
+    from .word2vec_format import write_cache
 
     if not output and not save_model:
         output = DEFAULT_BINARY_VECTORS if binary else DEFAULT_VECTORS
         save_model = DEFAULT_MODEL
-        _check_default_output(output, "vectors")
-        _check_default_output(save_model, "model")
+        check_default_output(output, "vectors")
+        check_default_output(save_model, "model")
     settings["tree"] = tree or ("semantic" if tree_from else "huffman")
     if tree_from and settings["tree"] != "semantic":
         raise HSW2VError("--tree-from goes with --tree semantic")
     if tree_from and read_vocab:
         raise HSW2VError("--tree-from uses that model's vocabulary; drop --read-vocab")
     TrainSettings(**settings).resolved()  # fail on bad options before reading anything
+    if output and save_model and os.path.realpath(output) == os.path.realpath(save_model):
+        raise HSW2VError(f"-o and --save-model name the same file ({output}); give two paths")
     for path in (output, save_model):
         if path:
             check_writable(path)
@@ -252,10 +227,14 @@ def train(corpus: str, output: str | None, binary: bool, save_model: str | None,
     source = load_model(tree_from) if tree_from else None
     model = run(corpus, vocab=loaded, tree_from=source, progress=not quiet, **settings)
     seconds = time.perf_counter() - start
+    outputs = {}
     if output:
-        model.save_vectors(output, binary=binary)
+        outputs[output] = lambda tmp: model.save_vectors(tmp, binary=binary, cache=False)
     if save_model:
-        model.save(save_model)
+        outputs[save_model] = model.save
+    replace_together(outputs)  # both outputs, or neither
+    if output:
+        write_cache(output, model.words, model.vectors)
     if not quiet:
         losses = ", ".join(f"{x:.4f}" for x in model.epoch_loss)
         click.echo(
@@ -288,7 +267,7 @@ def similar(words: tuple[str, ...], vectors_path: str | None, topn: int, negativ
 
     if topn <= 0:
         raise HSW2VError(f"-n must be positive, got {topn}")
-    vectors = read_vectors(vectors_path or _default_vectors())
+    vectors = read_vectors(vectors_path or default_vectors())
     result = vectors.most_similar(list(words), list(negative), topn)
     _emit([{"word": w, "similarity": s} for w, s in result], as_json,
           (f"{w}\t{s:.4f}" for w, s in result))
@@ -303,7 +282,7 @@ def tree_info(model_path: str | None, as_json: bool) -> None:
     MODEL defaults to model.npz in the current directory."""
     from .model import load_model
 
-    model = load_model(model_path or _default_model("a MODEL path"))
+    model = load_model(model_path or default_model("a MODEL path"))
     info = model.tree.summary(model.vocab.counts)
     _emit(info, as_json, [
         f"tree: {info['kind']}, {info['words']} words",
@@ -326,18 +305,12 @@ def predict(context: tuple[str, ...], model_path: str | None, topn: int, as_json
     multiplies P(word | c) over the context words c. Unknown context words are
     skipped with a warning.
     """
-    import warnings
-
     from .model import load_model
 
     if topn <= 0:
         raise HSW2VError(f"-n must be positive, got {topn}")
-    model = load_model(model_path or _default_model())
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = model.predict(list(context), topn)
-    for w in caught:
-        click.echo(f"hsw2v: warning: {w.message}", err=True)
+    model = load_model(model_path or default_model())
+    result = model.predict(list(context), topn)  # unknown words: a warning line each
     _emit([{"word": w, "prob": p} for w, p in result], as_json,
           (f"{w}\t{p:.6g}" for w, p in result))
 
@@ -361,7 +334,7 @@ def score(corpus: str, model_path: str | None, window: int | None, as_json: bool
 
     if window is not None and window < 1:
         raise HSW2VError(f"--window must be at least 1, got {window}")
-    model = load_model(model_path or _default_model())
+    model = load_model(model_path or default_model())
     result = run(model, corpus, window)
     _emit(result, as_json, [
         f"mean -log P: {result['loss']:.4f} nats",
@@ -389,7 +362,7 @@ def evaluate(vectors_path: str | None, analogies: str | None, pairs: tuple[str, 
         raise HSW2VError("give --analogies FILE and/or --pairs FILE")
     if restrict <= 0:
         raise HSW2VError(f"--restrict must be positive, got {restrict}")
-    vectors = read_vectors(vectors_path or _default_vectors())
+    vectors = read_vectors(vectors_path or default_vectors())
     report: dict = {}
     if analogies:
         report["analogies"] = evaluate_analogies(vectors, analogies, restrict=restrict)

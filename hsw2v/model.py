@@ -159,12 +159,13 @@ class Model:
                      children=self.tree.children, vectors=self.vectors,
                      node_vectors=self.node_vectors)
 
-    def save_vectors(self, path: str, binary: bool = False) -> None:
-        """Write the word vectors in word2vec text (or binary) format, atomically."""
+    def save_vectors(self, path: str, binary: bool = False, cache: bool = True) -> None:
+        """Write the word vectors in word2vec text (or binary) format, atomically, with
+        a ``.cache`` sidecar unless ``cache`` is false."""
         from .memory import release_free_memory
 
         release_free_memory()
-        write_vectors(path, self.vocab.words, self.vectors, binary)
+        write_vectors(path, self.vocab.words, self.vectors, binary, cache)
 
 
 _MODEL_ARRAYS = {
@@ -173,24 +174,73 @@ _MODEL_ARRAYS = {
 }
 
 
-def load_model(path: str):
-    """Read a model file written by :meth:`Model.save`; never unpickles."""
+def _declared_shapes(path: str) -> dict[str, tuple[int, ...]]:
+    """Each member's shape as its ``.npy`` header declares it, read from the zip
+    without inflating the data, after checking dtypes, shapes against each other,
+    and the total against the memory available: a small file that would inflate
+    to gigabytes is refused before it is read."""
+    shapes = {}
     try:
-        with np.load(path, allow_pickle=False) as z:
-            missing = set(_MODEL_ARRAYS) - set(z.files)
+        with zipfile.ZipFile(path) as z:
+            names = set(z.namelist())
+            missing = sorted(k for k in _MODEL_ARRAYS if k + ".npy" not in names)
             if missing:
-                raise HSW2VError(f"{path}: not an hsw2v model (missing {', '.join(sorted(missing))})")
-            arrays = {k: z[k] for k in _MODEL_ARRAYS}
+                raise HSW2VError(f"{path}: not an hsw2v model (missing {', '.join(missing)})")
+            for k, dtype in _MODEL_ARRAYS.items():
+                with z.open(k + ".npy") as f:
+                    version = np.lib.format.read_magic(f)
+                    read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                            else np.lib.format.read_array_header_2_0)
+                    shape, fortran, declared = read(f)
+                if declared != np.dtype(dtype).newbyteorder("<") or fortran:
+                    raise HSW2VError(f"{path}: corrupt model ({k} is {declared}, not {np.dtype(dtype)})")
+                shapes[k] = tuple(int(x) for x in shape)
     except FileNotFoundError:
         raise HSW2VError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise HSW2VError(f"{path}: is a directory") from None
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
         raise HSW2VError(f"{path}: not an hsw2v model file ({e})") from None
-    for k, dtype in _MODEL_ARRAYS.items():
-        if arrays[k].dtype != dtype:
-            raise HSW2VError(f"{path}: corrupt model ({k} has dtype {arrays[k].dtype})")
+    v = shapes["counts"][0] if len(shapes["counts"]) == 1 else -1
+    d = shapes["vectors"][1] if len(shapes["vectors"]) == 2 else -1
+    expected = {"meta": shapes["meta"][:1], "words": shapes["words"][:1], "word_offsets": (v + 1,),
+                "counts": (v,), "children": (v - 1, 2), "vectors": (v, d),
+                "node_vectors": (v - 1, d)}
+    for k, shape in expected.items():
+        if shapes[k] != shape or v < 2 or d < 1:
+            raise HSW2VError(f"{path}: corrupt model ({k} has shape {shapes[k]})")
+    total = sum(int(np.prod(shape)) * np.dtype(_MODEL_ARRAYS[k]).itemsize
+                for k, shape in shapes.items())
+    if total > available_memory():
+        raise HSW2VError(f"{path}: the model would take {total / 2**30:.1f} GiB, more than the "
+                         f"{available_memory() / 2**30:.1f} GiB of memory available")
+    return shapes
+
+
+def available_memory() -> int:
+    """Bytes of memory available to this process now (physical memory on Linux)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 1 << 40
+
+
+def load_model(path: str) -> Model:
+    """Read a model file written by :meth:`Model.save`; never unpickles, and checks
+    every array and setting before use (one line names what is wrong)."""
+    _declared_shapes(path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in _MODEL_ARRAYS}
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+        raise HSW2VError(f"{path}: not an hsw2v model file ({e})") from None
     try:
         meta = json.loads(arrays["meta"].tobytes().decode())
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise HSW2VError(f"{path}: corrupt model (unreadable metadata)") from None
     if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
         raise HSW2VError(f"{path}: not an hsw2v model file")
@@ -202,18 +252,27 @@ def load_model(path: str):
     offsets, counts = arrays["word_offsets"], arrays["counts"]
     vectors, node_vectors = arrays["vectors"], arrays["node_vectors"]
     n = len(counts)
-    if (
-        len(offsets) != n + 1 or offsets[0] != 0 or offsets[-1] != len(arrays["words"])
-        or np.any(np.diff(offsets) < 0) or vectors.ndim != 2 or vectors.shape[0] != n
-        or node_vectors.shape != (n - 1, vectors.shape[1]) or arrays["children"].shape != (n - 1, 2)
-    ):
-        raise HSW2VError(f"{path}: corrupt model (array shapes disagree)")
+    problems = [
+        (offsets[0] != 0 or offsets[-1] != len(arrays["words"]) or np.any(np.diff(offsets) < 0),
+         "word_offsets do not index the words"),
+        (counts.min() < 1 or np.any(counts[1:] > counts[:-1]),
+         "counts must be positive and in descending order"),
+        (not np.isfinite(vectors).all(), "vectors hold NaN or infinity"),
+        (not np.isfinite(node_vectors).all(), "node_vectors hold NaN or infinity"),
+        (not isinstance(meta.get("tree", "huffman"), str), "the tree kind is not a string"),
+    ]
+    for bad, what in problems:
+        if bad:
+            raise HSW2VError(f"{path}: corrupt model ({what})")
     blob = arrays["words"].tobytes()
     try:
         words = [blob[offsets[i]:offsets[i + 1]].decode("utf-8") for i in range(n)]
+        vocab = Vocab(words, counts)
+        tree = Tree(arrays["children"], meta.get("tree", "huffman"))
     except UnicodeDecodeError:
         raise HSW2VError(f"{path}: corrupt model (a word is not UTF-8)") from None
-    tree = Tree(arrays["children"], meta.get("tree", "huffman"))
+    except HSW2VError as e:
+        raise HSW2VError(f"{path}: corrupt model ({e})") from None
     record = meta.get("settings", {})
     try:
         settings = TrainSettings.from_record(record).resolved()
@@ -225,7 +284,7 @@ def load_model(path: str):
             isinstance(x, (int, float)) and not isinstance(x, bool)
             for x in [*losses, *seconds.values()]):
         raise HSW2VError(f"{path}: corrupt model (epoch_loss and timings must be numbers)")
-    return Model(Vocab(words, counts), tree, vectors, node_vectors, settings,
+    return Model(vocab, tree, vectors, node_vectors, settings,
                  [float(x) for x in losses], {k: float(v) for k, v in seconds.items()})
 
 

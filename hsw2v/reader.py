@@ -12,6 +12,7 @@ import bz2
 import gzip
 import os
 import queue
+import re
 import shutil
 import sys
 import tempfile
@@ -79,10 +80,12 @@ def iter_blocks(path: str, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
                 carry = buf
                 continue
             block, carry = buf[:cut], buf[cut:]
+            _check_word_lengths(block, path, offset)
             _validate(block, path, offset)
             yield block
             offset += cut
     if carry:
+        _check_word_lengths(carry, path, offset)
         _validate(carry, path, offset)
         yield carry
 
@@ -135,6 +138,25 @@ def _last_whitespace(buf: bytes) -> int:
         start = max(0, start - 16 * 4096)
 
 
+_SPACE = re.compile(rb"[ \t\n\r\x0b\x0c]")
+
+
+def _check_word_lengths(block: bytes, path: str, offset: int) -> None:
+    """Reject a run of more than MAX_WORD_BYTES bytes without whitespace anywhere in
+    the block. Such a run covers a whole aligned chunk of half that size, so only
+    chunks without whitespace (none, in text) are measured."""
+    step = (MAX_WORD_BYTES + 1) // 2
+    for lo in range(0, len(block) - step + 1, step):
+        if _SPACE.search(block, lo, lo + step) is None:
+            start = _last_whitespace(block[:lo]) + 1
+            after = _SPACE.search(block, lo + step)
+            end = after.start() if after else len(block)
+            if end - start > MAX_WORD_BYTES:
+                raise HSW2VError(
+                    f"{path}: more than {MAX_WORD_BYTES} bytes without whitespace at byte "
+                    f"{offset + start}; is this a text file?")
+
+
 def _validate(block: bytes, path: str, offset: int) -> None:
     """Reject NUL bytes and invalid UTF-8, naming the byte offset."""
     nul = block.find(b"\0")
@@ -151,14 +173,26 @@ def _validate(block: bytes, path: str, offset: int) -> None:
 
 @contextmanager
 def rereadable(path: str) -> Iterator[str]:
-    """A path that can be read many times: stdin is spooled to a temporary file."""
+    """A path that can be read many times: stdin is spooled to a temporary file in
+    $TMPDIR, named for this process (``.hsw2v-<pid>-stdin-….tmp``) so that a later
+    run removes it if this one is killed before it can."""
     if path != "-":
         yield path
         return
-    fd, tmp = tempfile.mkstemp(prefix="hsw2v-stdin-", suffix=".txt")
+    from .files import remove_stale_temporaries
+
+    remove_stale_temporaries(tempfile.gettempdir())
+    fd, tmp = tempfile.mkstemp(prefix=f".hsw2v-{os.getpid()}-stdin-", suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb") as out:
-            shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
-        yield tmp
+        try:
+            with os.fdopen(fd, "wb") as out:
+                shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+        except OSError as e:
+            raise HSW2VError(f"-: cannot keep a copy of stdin in {os.path.dirname(tmp)}: "
+                             f"{e.strerror or e}") from None
+        try:
+            yield tmp
+        except HSW2VError as e:  # name the input as the user gave it
+            raise HSW2VError(str(e).replace(tmp, "-")) from None
     finally:
         os.unlink(tmp)

@@ -10,6 +10,9 @@ from .errors import HSW2VError
 from .tree import named_trees
 
 ARCHS = ("cbow", "skipgram")
+MAX_DIM = 10_000
+MAX_WINDOW = 1_000  # skip-gram keeps (2·window)² floats a thread
+MAX_EPOCHS = 100_000
 SPLITS = ("balanced", "adaptive")
 TREE_KINDS = (*named_trees, "semantic")
 
@@ -57,16 +60,19 @@ class TrainSettings:
         checks = [
             (s.tree in TREE_KINDS, f"--tree must be one of {', '.join(TREE_KINDS)}, got {s.tree!r}"),
             (s.split in SPLITS, f"--split must be one of {', '.join(SPLITS)}, got {s.split!r}"),
-            (s.dim >= 1, f"--dim must be at least 1, got {s.dim}"),
-            (s.window >= 1, f"--window must be at least 1, got {s.window}"),
-            (s.min_count >= 1, f"--min-count must be at least 1, got {s.min_count}"),
-            (s.max_vocab is None or s.max_vocab >= 2, "--max-vocab must be at least 2"),
-            (s.sample >= 0, f"--sample must be ≥ 0, got {s.sample}"),
+            (0 <= s.seed < 2**64, f"--seed must lie in 0..2**64-1, got {s.seed}"),
+            (s.sample >= 0 and math.isfinite(s.sample), f"--sample must be ≥ 0, got {s.sample}"),
             (s.alpha > 0 and math.isfinite(s.alpha), f"--alpha must be positive, got {s.alpha}"),
             (0 <= s.min_alpha <= s.alpha, "--min-alpha must lie between 0 and --alpha"),
-            (s.epochs >= 1, f"--epochs must be at least 1, got {s.epochs}"),
-            (s.threads >= 1, f"--threads must be at least 1, got {s.threads}"),
         ]
+        most_threads = max(4 * available_cores(), 16)
+        for name, value, low, high in [
+            ("dim", s.dim, 1, MAX_DIM), ("window", s.window, 1, MAX_WINDOW),
+            ("min-count", s.min_count, 1, 2**62), ("max-vocab", s.max_vocab, 2, 2**31 - 1),
+            ("epochs", s.epochs, 1, MAX_EPOCHS), ("threads", s.threads, 1, most_threads),
+        ]:
+            checks.append((value is None or low <= value <= high,
+                           f"--{name} must lie in {low}..{high}, got {value}"))
         for ok, message in checks:
             if not ok:
                 raise HSW2VError(message)

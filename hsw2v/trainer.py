@@ -111,9 +111,29 @@ def train(corpus: str, *, vocab: Vocab | None = None, tree: Tree | str | None = 
         model = Model(vocab, tree, vectors, node_vectors, s)
         if spool is not None and not spool.usable:
             spool = None
-        model.epoch_loss, seconds["train"] = _run_epochs(path, model, s, progress, spool, type_ids)
+        counted = vocab.total if type_ids is not None else None
+        model.epoch_loss, seconds["train"] = _run_epochs(path, model, s, progress, spool, type_ids,
+                                                         counted)
+    check_converging(model)
     model.seconds = seconds
     return model
+
+
+DIVERGED = 10.0
+"""A run whose last epoch's loss exceeds this many times the loss of the untrained
+model (all inner-node vectors zero: ln 2 per branch) has diverged."""
+
+
+def check_converging(model: Model) -> None:
+    """Stop with one line when training diverged: non-finite weights or loss, or a
+    loss far above the untrained model's. Nothing is written then."""
+    s, tree, counts = model.settings, model.tree, model.vocab.counts
+    untrained = float((tree.depths * counts).sum() / counts.sum()) * np.log(2.0)
+    last = model.epoch_loss[-1] if model.epoch_loss else 0.0
+    if (not np.isfinite(model.epoch_loss).all() or not np.isfinite(model.vectors).all()
+            or not np.isfinite(model.node_vectors).all() or last > DIVERGED * untrained):
+        raise HSW2VError(f"training diverged (loss {last:.4g} nats, {untrained:.3g} untrained); "
+                         f"lower --alpha (it was {s.alpha:g})")
 
 
 def _make_tree(path: str, vocab: Vocab, s: TrainSettings, tree_from: Model | None,
@@ -150,10 +170,13 @@ def hot_inner_nodes(tree: Tree, counts: np.ndarray, k: int) -> tuple[np.ndarray,
 
 
 def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool,
-                spool: TokenSpool | None = None,
-                type_ids: np.ndarray | None = None) -> tuple[list[float], float]:
+                spool: TokenSpool | None = None, type_ids: np.ndarray | None = None,
+                counted: int | None = None) -> tuple[list[float], float]:
     """Stream the corpus ``s.epochs`` times through the worker threads; return each
     epoch's mean loss and the seconds from the threads' start to their end.
+
+    ``counted``, the vocabulary's tokens when this run counted the corpus, is checked
+    against each epoch read from the text: a corpus that changed since fails.
 
     The blocks come from ``spool`` (with ``type_ids``, see :meth:`TokenSpool.blocks`)
     if given; otherwise the text is read and encoded again each epoch."""
@@ -184,7 +207,7 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool,
     config = Config(int(s.window), bool(s.cbow_mean), s.arch == "skipgram", HOT_SYNC_WORDS)
     paths = tree.flat
     longest = int(tree.depths.max())
-    states = [new_state(s.seed * 7919 + 17 * (t + 1), BLOCK_BYTES // 2 + 2, s.window, longest,
+    states = [new_state((s.seed * 7919 + 17 * (t + 1)) % 2**64, BLOCK_BYTES // 2 + 2, s.window, longest,
                         model.node_vectors[hot_nodes]) for t in range(s.threads)]
     # Load everything this run will call, then hand LLVM's pages back (see memory.py).
     none = np.empty(0, np.int32)
@@ -227,15 +250,22 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool,
         for epoch in range(s.epochs):
             if failures:
                 break
+            epoch_start = dispatched
             for ids, ends in epoch_blocks():
                 if len(ids) == 0:
                     continue
+                if counted is not None and dispatched + len(ids) - epoch_start > counted:
+                    break
                 a0, a1 = alpha_at(dispatched), alpha_at(dispatched + len(ids))
                 dispatched += len(ids)
                 jobs.put((epoch, ids, ends, a0, a1))
                 if failures:
                     break
                 shown = _refresh(bar, shown, done, loss_sum, examples, alpha_at, lock)
+            if counted is not None and dispatched - epoch_start != counted and not failures:
+                failures.append(HSW2VError(
+                    f"{path}: the corpus changed since it was counted ({counted} words in the "
+                    f"vocabulary then, {dispatched - epoch_start}+ in epoch {epoch + 1})"))
     finally:
         for _ in threads:
             jobs.put(None)

@@ -21,6 +21,8 @@ class Vectors:
             raise HSW2VError(
                 f"vectors: {len(words)} words but a matrix of shape {matrix.shape}"
             )
+        if not np.isfinite(matrix).all():
+            raise HSW2VError("vectors: a vector holds NaN or infinity")
         self.words: list[str] = list(words)
         self.matrix = matrix
         self.index: dict[str, int] = {w: i for i, w in enumerate(self.words)}

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import stat
+import warnings
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -19,12 +21,13 @@ from .vectors import Vectors
 from .vocab import pack_words
 
 
-def write_vectors(path: str, words: Sequence[str], matrix: np.ndarray, binary: bool = False) -> None:
+def write_vectors(path: str, words: Sequence[str], matrix: np.ndarray, binary: bool = False,
+                  cache: bool = True) -> None:
     """Write word2vec format: a ``V D`` header, then one word and its vector per line.
 
     Text values are written with 9 significant digits, so float32 round-trips exactly.
     Binary rows are ``word``, a space, D little-endian float32 values and a newline.
-    A sidecar ``path.cache`` makes reading the file back fast.
+    A sidecar ``path.cache`` makes reading the file back fast (see :func:`write_cache`).
     """
     matrix = np.ascontiguousarray(matrix, dtype=np.float32)
     n, dim = matrix.shape
@@ -37,7 +40,8 @@ def write_vectors(path: str, words: Sequence[str], matrix: np.ndarray, binary: b
         else:
             for chunk in _text_chunks(words, matrix):
                 f.write(chunk)
-    _write_cache(path, words, matrix)
+    if cache:
+        write_cache(path, words, matrix)
 
 
 def _text_chunks(words: Sequence[str], matrix: np.ndarray, rows: int = 2048) -> Iterator[memoryview]:
@@ -80,7 +84,7 @@ Its layout: one line of JSON (``{"format": "hsw2v-vectors-cache", "size", "mtime
 then the float32 matrix, little-endian, row by row."""
 
 
-def _write_cache(path: str, words: Sequence[str], matrix: np.ndarray) -> None:
+def write_cache(path: str, words: Sequence[str], matrix: np.ndarray) -> None:
     """Best effort: a cache that cannot be written is simply not there."""
     try:
         st = os.stat(path)
@@ -120,9 +124,13 @@ def read_word2vec(path: str) -> Vectors:
         return Vectors(*cached)
     try:
         with open(path, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise HSW2VError(f"{path}: not a regular file")
             data = f.read()
     except FileNotFoundError:
         raise HSW2VError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise HSW2VError(f"{path}: is a directory") from None
     except OSError as e:
         raise HSW2VError(f"{path}: cannot read: {e.strerror or e}") from None
     nl = data.find(b"\n")
@@ -133,11 +141,31 @@ def read_word2vec(path: str) -> Vectors:
     if dim <= 0:
         raise HSW2VError(f"{path}: dimension must be positive, got {dim}")
     body = data[nl + 1:]
+    if n * (dim + 1) > len(body):  # a row takes at least a byte per value and the word
+        raise HSW2VError(f"{path}: the header says {n} words of {dim} values, but the file "
+                         f"holds only {len(body)} bytes after it")
     if _looks_binary(body, dim):
         words, matrix = _parse_binary(path, body, n, dim)
     else:
         words, matrix = _parse_text(path, body, n, dim)
-    return Vectors(words, matrix)
+    bad = np.flatnonzero(~np.isfinite(matrix).all(axis=1))
+    if len(bad):
+        raise HSW2VError(f"{path}: the vector of {words[bad[0]]!r} (row {bad[0] + 1}) holds NaN "
+                         "or infinity")
+    return Vectors(*_first_of_each(words, matrix, path))
+
+
+def _first_of_each(words: list[str], matrix: np.ndarray, path: str):
+    """The rows of words seen for the first time, as gensim keeps them, with a warning
+    when a word comes again."""
+    first = dict.fromkeys(words)
+    if len(first) == len(words):
+        return words, matrix
+    seen: set[str] = set()
+    keep = [i for i, w in enumerate(words) if not (w in seen or seen.add(w))]
+    warnings.warn(f"{path}: {len(words) - len(keep)} repeated words; kept the first vector "
+                  "of each, as gensim does", stacklevel=3)
+    return [words[i] for i in keep], matrix[keep]
 
 
 def _looks_binary(body: bytes, dim: int) -> bool:
