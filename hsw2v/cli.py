@@ -332,8 +332,6 @@ def score(corpus: str, model_path: str | None, window: int | None, as_json: bool
     from .heldout import score as run
     from .model import load_model
 
-    if window is not None and window < 1:
-        raise HSW2VError(f"--window must be at least 1, got {window}")
     model = load_model(model_path or default_model())
     result = run(model, corpus, window)
     _emit(result, as_json, [

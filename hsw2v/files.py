@@ -107,6 +107,8 @@ def replace_together(outputs: dict[str, Callable[[str], None]]) -> None:
                 write(done[path])
             except OSError as e:
                 raise HSW2VError(f"{path}: cannot write: {e.strerror or e}") from None
+            except HSW2VError as e:  # name the output, not its temporary
+                raise HSW2VError(str(e).replace(done[path], path)) from None
             os.chmod(done[path], new_file_mode(path))
         for path, tmp in done.items():
             os.replace(tmp, path)

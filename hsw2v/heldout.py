@@ -10,6 +10,7 @@ from numba import njit
 from .corpus import WordTable
 from .errors import HSW2VError
 from .reader import iter_blocks
+from .settings import MAX_WINDOW
 from .softmax import context_mean, gather_context, path_log_prob
 from .utils import JIT
 
@@ -51,6 +52,8 @@ def score(model, corpus: str, window: int | None = None) -> dict:
     are dropped, as in training.
     """
     window = window or model.settings.window
+    if not 1 <= window <= MAX_WINDOW:
+        raise HSW2VError(f"--window must lie in 1..{MAX_WINDOW}, got {window}")
     skipgram = model.arch == "skipgram"
     table = WordTable(model.vocab.words)
     h = np.empty((1, model.dim), dtype=np.float32)

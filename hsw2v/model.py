@@ -201,13 +201,16 @@ def _declared_shapes(path: str) -> dict[str, tuple[int, ...]]:
         raise HSW2VError(f"{path}: is a directory") from None
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
         raise HSW2VError(f"{path}: not an hsw2v model file ({e})") from None
-    v = shapes["counts"][0] if len(shapes["counts"]) == 1 else -1
-    d = shapes["vectors"][1] if len(shapes["vectors"]) == 2 else -1
+    if len(shapes["counts"]) != 1 or shapes["counts"][0] < 2:
+        raise HSW2VError(f"{path}: corrupt model (counts has shape {shapes['counts']})")
+    if len(shapes["vectors"]) != 2 or shapes["vectors"][1] < 1:
+        raise HSW2VError(f"{path}: corrupt model (vectors has shape {shapes['vectors']})")
+    v, d = shapes["counts"][0], shapes["vectors"][1]
     expected = {"meta": shapes["meta"][:1], "words": shapes["words"][:1], "word_offsets": (v + 1,),
                 "counts": (v,), "children": (v - 1, 2), "vectors": (v, d),
                 "node_vectors": (v - 1, d)}
     for k, shape in expected.items():
-        if shapes[k] != shape or v < 2 or d < 1:
+        if shapes[k] != shape:
             raise HSW2VError(f"{path}: corrupt model ({k} has shape {shapes[k]})")
     total = sum(int(np.prod(shape)) * np.dtype(_MODEL_ARRAYS[k]).itemsize
                 for k, shape in shapes.items())

@@ -271,11 +271,11 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool,
             jobs.put(None)
         for t in threads:
             t.join()
+        _refresh(bar, shown, done, loss_sum, examples, alpha_at, lock)
+        bar.close()
     seconds = time.perf_counter() - start
     if failures:
         raise failures[0]
-    _refresh(bar, shown, done, loss_sum, examples, alpha_at, lock)
-    bar.close()
     return [loss_sum[e] / max(examples[e], 1) for e in range(s.epochs)], seconds
 
 

@@ -1,7 +1,10 @@
 """Shared fixtures: small corpora written to tmp_path."""
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,3 +38,35 @@ def small_corpus(tmp_path):
     path = tmp_path / "small.txt"
     path.write_text(text)
     return str(path)
+
+
+def hsw2v_command() -> list[str]:
+    """The installed ``hsw2v`` script beside this Python, else ``python -m hsw2v``."""
+    script = Path(sys.executable).parent / "hsw2v"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "hsw2v"]
+
+
+def run_hsw2v(cwd, *args: str, input: bytes | str | None = None, env: dict | None = None,
+              **popen) -> subprocess.CompletedProcess:
+    """``hsw2v ARGS`` in a real process in ``cwd``; output as text."""
+    full_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    full_env.update(env or {})
+    if isinstance(input, str):
+        input = input.encode()
+    result = subprocess.run([*hsw2v_command(), *args], cwd=cwd, capture_output=True, input=input,
+                            timeout=600, env=full_env, **popen)
+    result.stdout = result.stdout.decode("utf-8", "replace")
+    result.stderr = result.stderr.decode("utf-8", "replace")
+    return result
+
+
+def one_line_error(result: subprocess.CompletedProcess) -> str:
+    """The process failed with exactly one line on stderr, ``hsw2v: error: …``, after
+    any warnings and progress bars; returns it."""
+    assert result.returncode != 0, result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = [ln for ln in result.stderr.replace("\r", "\n").splitlines()
+             if ln.strip() and not ln.startswith("hsw2v: warning: ")
+             and not ln.startswith(("vocab", "train"))]
+    assert len(lines) == 1 and lines[0].startswith("hsw2v: error: "), result.stderr
+    return lines[0]

@@ -3,36 +3,18 @@
 from __future__ import annotations
 
 import gzip
-import os
 import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from .conftest import REPO
-
-
-def hsw2v_command() -> list[str]:
-    """The installed ``hsw2v`` script beside this Python, else ``python -m hsw2v``."""
-    script = Path(sys.executable).parent / "hsw2v"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "hsw2v"]
+from .conftest import REPO, one_line_error, run_hsw2v
 
 
 def hsw2v(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run([*hsw2v_command(), *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=600, env=env)
-
-
-def one_line_error(result: subprocess.CompletedProcess) -> str:
-    assert result.returncode != 0
-    assert "Traceback" not in result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("hsw2v: error: "), result.stderr
-    return lines[0]
+    return run_hsw2v(cwd, *args)
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,318 @@
+"""Hostile input and faults, each in a real process: one line and a non-zero exit
+(or a correct result), no old output lost, no temporary left behind.
+``python scripts/hostile.py`` runs this battery and counts the clean cases."""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import resource
+import signal
+import stat
+import subprocess
+import sys
+import zipfile
+
+import numpy as np
+import pytest
+
+from .conftest import REPO, hsw2v_command, one_line_error, run_hsw2v
+
+TRAIN = ["--dim", "8", "--min-count", "1", "--epochs", "1", "--threads", "1", "--quiet"]
+
+
+@pytest.fixture
+def work(tmp_path):
+    """A directory with a small corpus c.txt, a vectors file v.txt and a model m.npz
+    from an earlier run, and a private $TMPDIR."""
+    words = [f"w{i}" for i in range(40)]
+    rng = np.random.default_rng(0)
+    (tmp_path / "c.txt").write_text(
+        "\n".join(" ".join(rng.choice(words, 12)) for _ in range(300)) + "\n")
+    (tmp_path / "tmp").mkdir()
+    result = run_hsw2v(tmp_path, "train", "c.txt", "-o", "v.txt", "--save-model", "m.npz", *TRAIN)
+    assert result.returncode == 0, result.stderr
+    return tmp_path
+
+
+def snapshot(d):
+    """Every file below ``d`` with its bytes and mode (symlinks and specials by kind)."""
+    out = {}
+    for root, dirs, files in os.walk(d):
+        for name in files + [x for x in dirs if os.path.islink(os.path.join(root, x))]:
+            p = os.path.join(root, name)
+            st = os.lstat(p)
+            body = open(p, "rb").read() if stat.S_ISREG(st.st_mode) else stat.S_IFMT(st.st_mode)
+            out[os.path.relpath(p, d)] = (body, stat.S_IMODE(st.st_mode))
+    return out
+
+
+def no_temporaries(d) -> bool:
+    return not [n for _, _, files in os.walk(d) for n in files if n.startswith(".hsw2v-")]
+
+
+def run(d, *args, **kw):
+    return run_hsw2v(d, *args, env={"TMPDIR": str(d / "tmp")}, **kw)
+
+
+def assert_refused(d, args, fragment, **kw):
+    """``args`` fail with one line holding ``fragment``, and nothing in ``d`` changed."""
+    before = snapshot(d)
+    line = one_line_error(run(d, *args, **kw))
+    assert fragment in line, line
+    assert snapshot(d) == before
+    return line
+
+
+# ---------------------------------------------------------------- writing outputs
+
+def test_special_files_are_never_replaced(work):
+    os.mkfifo(work / "fifo")
+    os.symlink("v.txt", work / "link")
+    targets = ["fifo", "link"]
+    if os.geteuid() == 0:  # a private /dev/null: (1, 3) is the null device
+        os.mknod(work / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        targets.append("null")
+    for target in targets:
+        assert_refused(work, ["train", "c.txt", "-o", target, *TRAIN], target)
+        assert_refused(work, ["train", "c.txt", "--save-model", target, *TRAIN], target)
+    assert stat.S_ISFIFO(os.lstat(work / "fifo").st_mode) and os.path.islink(work / "link")
+
+
+@pytest.mark.parametrize("umask, old_mode, expect", [(0o077, None, 0o600), (0o022, None, 0o644),
+                                                    (0o022, 0o600, 0o600), (0o077, 0o640, 0o640)])
+def test_modes_follow_umask_or_the_replaced_file(work, umask, old_mode, expect):
+    out = work / "new.txt"
+    if old_mode is not None:
+        out.write_text("old")
+        os.chmod(out, old_mode)
+    result = run(work, "train", "c.txt", "-o", "new.txt", "--save-model", "new.npz", *TRAIN,
+                 preexec_fn=lambda: os.umask(umask))
+    assert result.returncode == 0, result.stderr
+    assert stat.S_IMODE(os.stat(out).st_mode) == expect
+    assert stat.S_IMODE(os.stat(work / "new.npz").st_mode) == 0o666 & ~umask
+
+
+def test_a_late_failure_replaces_neither_output(work):
+    """The model cannot be written (the file size limit sits between the vectors'
+    size and the model's): the vectors written first are not put in place either."""
+    for name in ("v.bin", "m2.npz"):
+        (work / name).write_bytes(b"old " + name.encode())
+    vectors_bytes = 40 * (4 + 4 * 8 + 2)
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (vectors_bytes + 600, vectors_bytes + 600))
+
+    before = snapshot(work)
+    result = run(work, "train", "c.txt", "-o", "v.bin", "--binary", "--save-model", "m2.npz",
+                 "--no-spool", *TRAIN, preexec_fn=limit)
+    line = one_line_error(result)
+    assert line.startswith("hsw2v: error: m2.npz: cannot write"), line  # the output, not a temporary
+    assert snapshot(work) == before
+
+
+@pytest.mark.parametrize("arch, alpha", [("cbow", "1"), ("cbow", "0.5"), ("skipgram", "0.5")])
+def test_a_diverging_run_keeps_the_old_output(work, arch, alpha):
+    """Too high a learning rate on real text: NaN weights (alpha 1) or a loss of
+    about 1e20 nats (alpha 0.5) stop the run before anything is written."""
+    with gzip.open(REPO / "data" / "enwiki-1m.txt.gz", "rt") as f:
+        words = f.read(1_500_000).split()[:200_000]
+    (work / "wiki.txt").write_text(" ".join(words) + "\n")
+    line = assert_refused(work, ["train", "wiki.txt", "-o", "v.txt", "--save-model", "m.npz",
+                                 "--arch", arch, "--alpha", alpha, "--epochs", "1", "--quiet"],
+                          "diverged")
+    assert "lower --alpha" in line
+
+
+def test_output_and_model_must_differ(work):
+    assert_refused(work, ["train", "c.txt", "-o", "x", "--save-model", "./x", *TRAIN], "same file")
+
+
+def start_training(work, **kw) -> subprocess.Popen:
+    """A run reading stdin (so a copy goes to $TMPDIR) that trains long enough to be
+    interrupted; returns once it is training."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["TMPDIR"] = str(work / "tmp")
+    proc = subprocess.Popen([*hsw2v_command(), "train", "-", "-o", "v.txt", "--dim", "50",
+                             "--min-count", "1", "--epochs", "100000", "--threads", "1"],
+                            cwd=work, stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc.stdin.write((work / "c.txt").read_bytes())
+    proc.stdin.close()
+    seen = b""
+    while b"train:" not in seen:
+        chunk = proc.stderr.read1(4096)
+        assert chunk, seen
+        seen += chunk
+    return proc
+
+
+def test_sigterm_cleans_up_like_ctrl_c(work):
+    before = snapshot(work)
+    proc = start_training(work)
+    assert list((work / "tmp").iterdir())  # the stdin copy exists while it runs
+    proc.send_signal(signal.SIGTERM)
+    err = proc.stderr.read().decode()
+    assert proc.wait(60) == 143
+    assert err.replace("\r", "\n").strip().splitlines()[-1] == "hsw2v: error: terminated"
+    assert "Traceback" not in err
+    assert snapshot(work) == before and list((work / "tmp").iterdir()) == []
+
+
+def test_sigkill_leftovers_are_cleared_by_the_next_run(work):
+    proc = start_training(work)
+    proc.kill()
+    proc.wait(60)
+    left = list((work / "tmp").iterdir())
+    assert len(left) == 1 and left[0].name.startswith(f".hsw2v-{proc.pid}-")
+    # a temporary of a killed writer beside the output, too
+    (work / f".hsw2v-{proc.pid}-abc.tmp").write_text("half")
+    result = run(work, "train", "-", "-o", "v.txt", *TRAIN, input=(work / "c.txt").read_bytes())
+    assert result.returncode == 0, result.stderr
+    assert list((work / "tmp").iterdir()) == [] and no_temporaries(work)
+
+
+# ---------------------------------------------------------------- reading models and vectors
+
+def rewrite_model(work, name, **changes):
+    """m.npz with some arrays replaced (``meta`` may be a dict)."""
+    with np.load(work / "m.npz") as z:
+        arrays = dict(z)
+    for k, v in changes.items():
+        arrays[k] = np.frombuffer(json.dumps(v).encode(), np.uint8) if k == "meta" else v
+    np.savez(work / name, **arrays)
+    return name
+
+
+def model_meta(work):
+    with np.load(work / "m.npz") as z:
+        return json.loads(z["meta"].tobytes())
+
+
+def test_a_model_that_would_inflate_is_refused_unread(work):
+    """Headers declaring 40 GB of vectors in a file of a few kilobytes."""
+    v, d = 10_000_000, 1000
+    with zipfile.ZipFile(work / "bomb.npz", "w", zipfile.ZIP_DEFLATED) as z:
+        for name, dtype, shape in [("meta", "u1", (2,)), ("words", "u1", (v,)),
+                                   ("word_offsets", "<i8", (v + 1,)), ("counts", "<i8", (v,)),
+                                   ("children", "<i4", (v - 1, 2)), ("vectors", "<f4", (v, d)),
+                                   ("node_vectors", "<f4", (v - 1, d))]:
+            with z.open(name + ".npy", "w", force_zip64=True) as f:
+                np.lib.format.write_array_header_1_0(
+                    f, {"descr": dtype, "fortran_order": False, "shape": shape})
+                f.write(b"\0" * 1_000_000)
+    assert (work / "bomb.npz").stat().st_size < 200_000
+    assert_refused(work, ["tree", "bomb.npz"], "GiB")
+
+
+@pytest.mark.parametrize("change, fragment", [
+    ({"counts": np.array(5, dtype=np.int64)}, "counts"),
+    ({"counts": np.ones((40, 2), dtype=np.int64)}, "counts"),
+    ({"meta": "settings list"}, "JSON object"),
+    ({"meta": {"window": "x"}}, "window"),
+    ({"meta": {"window": 10**20}}, "--window"),
+    ({"counts": np.zeros(40, dtype=np.int64)}, "counts must be positive"),
+    ({"vectors": "nan"}, "NaN"),
+])
+def test_corrupt_models_are_named_not_crashed_on(work, change, fragment):
+    meta = model_meta(work)
+    [(key, value)] = change.items()
+    if key == "meta":
+        value = {**meta, "settings": ["a", "list"]} if value == "settings list" else {
+            **meta, "settings": {**meta["settings"], **value}}
+    elif key == "vectors":
+        with np.load(work / "m.npz") as z:
+            value = z["vectors"].copy()
+        value[3, 2] = np.nan
+    name = rewrite_model(work, "bad.npz", **{key: value})
+    for args in (["tree", name], ["predict", "--model", name, "w1"],
+                 ["score", "--model", name, "c.txt"], ["similar", "w1", "--vectors", name],
+                 ["train", "c.txt", "-o", "t.txt", "--tree-from", name, *TRAIN]):
+        assert fragment in assert_refused(work, args, name)
+
+
+def test_score_window_out_of_range(work):
+    assert_refused(work, ["score", "--model", "m.npz", "c.txt", "--window", str(10**20)], "--window")
+
+
+def test_nan_vectors_file_is_refused(work):
+    lines = (work / "v.txt").read_text().splitlines()
+    lines[5] = lines[5].split()[0] + " nan" + " 0.5" * 7
+    (work / "nan.txt").write_text("\n".join(lines) + "\n")
+    assert_refused(work, ["similar", "w1", "--vectors", "nan.txt"], "NaN")
+
+
+def test_duplicate_words_keep_the_first_as_gensim_does(work):
+    gensim = pytest.importorskip("gensim")
+    lines = (work / "v.txt").read_text().splitlines()
+    rows = lines[1:]
+    dup = rows[3].split()[0] + " " + " ".join(["0.25"] * 8)
+    (work / "dup.txt").write_text(f"{len(rows) + 1} 8\n" + "\n".join(rows + [dup]) + "\n")
+    result = run(work, "similar", rows[3].split()[0], "--vectors", "dup.txt", "-n", "5", "--json")
+    assert result.returncode == 0, result.stderr
+    assert "hsw2v: warning: " in result.stderr and "repeated" in result.stderr
+    kv = gensim.models.KeyedVectors.load_word2vec_format(str(work / "dup.txt"))
+    theirs = kv.most_similar(rows[3].split()[0], topn=5)
+    assert [d["word"] for d in json.loads(result.stdout)] == [w for w, _ in theirs]
+
+
+def test_vectors_sizes_are_checked_against_the_file(work):
+    (work / "huge.bin").write_bytes(b"1000000000000 100\nw1 " + b"\0" * 400 + b"\n")
+    assert_refused(work, ["similar", "w1", "--vectors", "huge.bin"], "header says")
+    assert_refused(work, ["similar", "w1", "--vectors", "/dev/zero"], "not a regular file")
+
+
+# ---------------------------------------------------------------- options and input
+
+@pytest.mark.parametrize("option, value", [
+    ("--seed", "-1"), ("--epochs", str(10**20)), ("--window", str(10**20)),
+    ("--dim", str(10**20)), ("--threads", "20000"), ("--threads", str(10**20)),
+])
+def test_numeric_options_have_ranges(work, option, value):
+    assert_refused(work, ["train", "c.txt", "-o", "v.txt", *TRAIN, option, value], option)
+
+
+def test_any_seed_the_generator_takes(work):
+    result = run(work, "train", "c.txt", "-o", "s.txt", *TRAIN, "--seed", str(2**61))
+    assert result.returncode == 0, result.stderr
+
+
+def test_long_runs_are_refused_past_the_first_block(work):
+    text = ("a b c " * 300_000) + "x" * 500_000 + " d e\n"  # the run starts after 1.8 MB
+    (work / "long.txt").write_text(text)
+    line = assert_refused(work, ["train", "long.txt", "-o", "v.txt", *TRAIN], "without whitespace")
+    assert f"at byte {text.index('x')}" in line
+    short = ("a b c " * 300_000) + "x" * 60_000 + " d e\n"  # under 64 KiB: a word
+    (work / "short.txt").write_text(short)
+    result = run(work, "vocab", "short.txt", "--min-count", "1", "--quiet")
+    assert result.returncode == 0 and ("x" * 60_000 + " 1") in result.stdout
+
+
+def test_errors_name_what_the_user_gave(work):
+    line = assert_refused(work, ["train", "-", "-o", "v.txt", *TRAIN], "invalid UTF-8",
+                          input=b"ok words \xff\xfe here\n" * 3)
+    assert line.startswith("hsw2v: error: -: invalid UTF-8"), line
+
+
+def test_a_corpus_changed_between_counting_and_training(work):
+    """With --no-spool the text is read again each epoch: a file cut short after it
+    was counted stops the run instead of training on part of it."""
+    script = (
+        "import sys, hsw2v.corpus as c, hsw2v.trainer as t\n"
+        "real = c.count_words\n"
+        "def count_then_cut(path, **kw):\n"
+        "    counts = real(path, **kw)\n"
+        "    data = open(path, 'rb').read()\n"
+        "    open(path, 'wb').write(data[:len(data) * 6 // 10])\n"
+        "    return counts\n"
+        "t.count_words = count_then_cut\n"
+        "from hsw2v.cli import main\n"
+        "sys.argv = ['hsw2v'] + sys.argv[1:]\n"
+        "main()\n")
+    before = snapshot(work)
+    result = subprocess.run([sys.executable, "-c", script, "train", "c.txt", "-o", "v.txt",
+                             "--no-spool", *TRAIN], cwd=work, capture_output=True, text=True,
+                            timeout=300, env={**os.environ, "TMPDIR": str(work / "tmp")})
+    assert "changed since it was counted" in one_line_error(result)
+    after = snapshot(work)
+    assert after.pop("c.txt") != before.pop("c.txt") and after == before
