@@ -195,12 +195,14 @@ def _declared_shapes(path: str) -> dict[str, tuple[int, ...]]:
                 if declared != np.dtype(dtype).newbyteorder("<") or fortran:
                     raise HSW2VError(f"{path}: corrupt model ({k} is {declared}, not {np.dtype(dtype)})")
                 shapes[k] = tuple(int(x) for x in shape)
+    except HSW2VError:
+        raise
     except FileNotFoundError:
         raise HSW2VError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise HSW2VError(f"{path}: is a directory") from None
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
-        raise HSW2VError(f"{path}: not an hsw2v model file ({e})") from None
+    except Exception as e:  # noqa: BLE001 (zipfile raises many kinds on a damaged file)
+        raise HSW2VError(f"{path}: not an hsw2v model file ({_one_line(e)})") from None
     if len(shapes["counts"]) != 1 or shapes["counts"][0] < 2:
         raise HSW2VError(f"{path}: corrupt model (counts has shape {shapes['counts']})")
     if len(shapes["vectors"]) != 2 or shapes["vectors"][1] < 1:
@@ -218,6 +220,10 @@ def _declared_shapes(path: str) -> dict[str, tuple[int, ...]]:
         raise HSW2VError(f"{path}: the model would take {total / 2**30:.1f} GiB, more than the "
                          f"{available_memory() / 2**30:.1f} GiB of memory available")
     return shapes
+
+
+def _one_line(e: Exception) -> str:
+    return " ".join(str(e).split()) or type(e).__name__
 
 
 def available_memory() -> int:
@@ -239,8 +245,8 @@ def load_model(path: str) -> Model:
     try:
         with np.load(path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in _MODEL_ARRAYS}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
-        raise HSW2VError(f"{path}: not an hsw2v model file ({e})") from None
+    except Exception as e:  # noqa: BLE001 (as above: a damaged member or CRC)
+        raise HSW2VError(f"{path}: not an hsw2v model file ({_one_line(e)})") from None
     try:
         meta = json.loads(arrays["meta"].tobytes().decode())
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
