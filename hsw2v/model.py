@@ -36,6 +36,9 @@ from .vocab import Vocab, pack_words
 from .word2vec_format import read_word2vec, write_vectors
 
 MODEL_FORMAT = "hsw2v-model"
+MAX_INFLATION = 100
+"""A member may inflate at most this many times: models are written uncompressed,
+and float vectors barely compress; a zip bomb inflates a thousandfold."""
 MODEL_VERSION = 1
 
 
@@ -187,6 +190,10 @@ def _declared_shapes(path: str) -> dict[str, tuple[int, ...]]:
             if missing:
                 raise HSW2VError(f"{path}: not an hsw2v model (missing {', '.join(missing)})")
             for k, dtype in _MODEL_ARRAYS.items():
+                info = z.getinfo(k + ".npy")
+                if info.file_size > max(MAX_INFLATION * info.compress_size, 1 << 20):
+                    raise HSW2VError(f"{path}: {k} would inflate {info.compress_size} bytes to "
+                                     f"{info.file_size}; not a model hsw2v wrote")
                 with z.open(k + ".npy") as f:
                     version = np.lib.format.read_magic(f)
                     read = (np.lib.format.read_array_header_1_0 if version == (1, 0)

@@ -203,6 +203,22 @@ def test_a_model_that_would_inflate_is_refused_unread(work):
                 f.write(b"\0" * 1_000_000)
     assert (work / "bomb.npz").stat().st_size < 200_000
     assert_refused(work, ["tree", "bomb.npz"], "GiB")
+    # a real deflate bomb that memory could hold: 400 MB of zero vectors in 400 KB
+    with np.load(work / "m.npz") as z:
+        arrays = dict(z)
+    with zipfile.ZipFile(work / "deflated.npz", "w", zipfile.ZIP_DEFLATED) as z:
+        for name, value in arrays.items():
+            with z.open(name + ".npy", "w", force_zip64=True) as f:
+                if name == "vectors":
+                    v = len(arrays["counts"])
+                    np.lib.format.write_array_header_1_0(
+                        f, {"descr": "<f4", "fortran_order": False, "shape": (v, 2_500_000)})
+                    for _ in range(v * 10):
+                        f.write(bytes(1_000_000))
+                else:
+                    np.lib.format.write_array(f, value)
+    assert (work / "deflated.npz").stat().st_size < 1_000_000
+    assert_refused(work, ["tree", "deflated.npz"], "would inflate")
 
 
 @pytest.mark.parametrize("change, fragment", [
