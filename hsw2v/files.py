@@ -17,7 +17,6 @@ from typing import IO
 from .errors import HSW2VError
 
 
-
 def check_writable(path: str) -> None:
     """Fail early if ``path`` cannot be created or replaced: a missing or unwritable
     directory, a directory, or a special file (device, FIFO, socket) or symlink,

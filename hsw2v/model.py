@@ -29,7 +29,13 @@ import numpy as np
 from .errors import HSW2VError
 from .files import atomic_write
 from .settings import TrainSettings
-from .softmax import all_log_probs, best_first, best_first_batch, context_mean, path_log_prob
+from .softmax import (
+    all_log_probs,
+    best_first,
+    best_first_batch,
+    context_mean,
+    path_log_prob,
+)
 from .tree import Tree
 from .vectors import Vectors, unknown_word_message
 from .vocab import Vocab, pack_words

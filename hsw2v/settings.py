@@ -17,7 +17,7 @@ SPLITS = ("balanced", "adaptive")
 TREE_KINDS = (*named_trees, "semantic")
 
 
-def _opt(default, help: str, **extra) -> field:  # noqa: A002
+def _opt(default, help: str, **extra) -> field:
     """A setting's default, with its help text (and choices) for the CLI."""
     return field(default=default, metadata={"help": help, **extra})
 

@@ -22,8 +22,8 @@ def main() -> int:
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA",
          "tests/test_hostile.py", "tests/test_properties.py"],
-        cwd=REPO, capture_output=True, text=True)
-    cases = re.findall(r"^(PASSED|FAILED|ERROR) (tests/\S+)", result.stdout, flags=re.M)
+        cwd=REPO, capture_output=True, text=True, check=False)
+    cases = re.findall(r"^(PASSED|FAILED|ERROR) (tests/\S+)", result.stdout, flags=re.MULTILINE)
     clean = sum(status == "PASSED" for status, _ in cases)
     for status, name in cases:
         if status != "PASSED":

@@ -54,7 +54,7 @@ def run_hsw2v(cwd, *args: str, input: bytes | str | None = None, env: dict | Non
     if isinstance(input, str):
         input = input.encode()
     result = subprocess.run([*hsw2v_command(), *args], cwd=cwd, capture_output=True, input=input,
-                            timeout=600, env=full_env, **popen)
+                            timeout=600, env=full_env, check=False, **popen)
     result.stdout = result.stdout.decode("utf-8", "replace")
     result.stderr = result.stderr.decode("utf-8", "replace")
     return result

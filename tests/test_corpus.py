@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from hsw2v.corpus import TokenSpool, WordTable, count_words
-from hsw2v.reader import iter_blocks
 from hsw2v.errors import HSW2VError
+from hsw2v.reader import iter_blocks
 from hsw2v.vocab import Vocab
 
 WHITESPACE = [" ", "\t", "\n", "\r", "\x0b", "\x0c", "  "]

@@ -6,8 +6,8 @@ import pytest
 from hsw2v.errors import HSW2VError
 from hsw2v.files import atomic_write
 from hsw2v.model import load_model, read_vectors
-from hsw2v.word2vec_format import write_vectors
 from hsw2v.trainer import train
+from hsw2v.word2vec_format import write_vectors
 
 WORDS = ["the", "naïve", "日本", "x"]
 

@@ -78,7 +78,7 @@ def test_readme_layout_lists_modules_in_layer_order():
     """Each module imports only modules listed before it in the README's layout table."""
     readme = (REPO / "README.md").read_text()
     table = readme[readme.index("## Layout"):]
-    order = re.findall(r"^\| `hsw2v/(\w+)\.py` \|", table, flags=re.M)
+    order = re.findall(r"^\| `hsw2v/(\w+)\.py` \|", table, flags=re.MULTILINE)
     edges = graph()
     assert sorted(order) == sorted(edges), "the layout table lists every module once"
     for i, m in enumerate(order):
