@@ -144,6 +144,16 @@ def prefetch_next(sen, i, m, window, syn0, syn1, hot_slot, paths):
 
 
 @njit(**JIT)
+def distinct_run(ctx, start, n):
+    """The end of the longest run ``ctx[start:end]`` of distinct words (end ≤ n)."""
+    for end in range(start + 1, n):
+        for k in range(start, end):
+            if ctx[k] == ctx[end]:
+                return end
+    return n
+
+
+@njit(**JIT)
 def cbow_centre(target, ctx, n_ctx, alpha, cbow_mean, syn0, syn1, hot_slot, hot_rows, paths,
                 rows, path, dim):
     """CBOW step: the mean (or sum) h of the context vectors ``ctx[:n_ctx]`` predicts
@@ -167,8 +177,10 @@ def skipgram_centre(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, p
     """Skip-gram steps for ``target`` and its context words ``ctx[:n_ctx]``, each of
     whose vectors predicts it.
 
-    Gives word2vec.c's result, where the context words take turns and each sees the
-    node vectors as the previous ones left them, but reads each node vector once:
+    The context words must be distinct (:func:`train_block` cuts the window into
+    runs of distinct words). Gives word2vec.c's result, where the context words take
+    turns and each sees the vectors as the previous ones left them, but reads each
+    node vector once:
     context c's score on node u is h_c·u + Σ_{c'<c} g_c' (h_c·h_c'), from the Gram
     matrix of the contexts, and the gradient it sends to h_c picks up the matching
     Σ_{c'<c} (Σ_n g_cn g_c'n) h_c' at the end. The path's nodes are distinct, so
@@ -283,8 +295,12 @@ def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pat
             if n_ctx == 0:
                 continue
             if skipgram:
-                loss += skipgram_centre(sen[i], ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows,
-                                        paths, rows, pairs, path, dim)
+                c = 0
+                while c < n_ctx:  # a word that comes again must see its own earlier update
+                    end = distinct_run(ctx, c, n_ctx)
+                    loss += skipgram_centre(sen[i], ctx[c:end], end - c, alpha, syn0, syn1,
+                                            hot_slot, hot_rows, paths, rows, pairs, path, dim)
+                    c = end
                 n_examples += n_ctx
             else:
                 loss += cbow_centre(sen[i], ctx, n_ctx, alpha, cbow_mean, syn0, syn1, hot_slot,

@@ -160,14 +160,20 @@ def test_subsampling_follows_word2vec():
     assert np.all(np.diff(pos[:m]) > 0)
 
 
-def test_skipgram_matches_word2vec_order():
-    """The batched centre step equals word2vec.c's one-context-at-a-time updates."""
+@pytest.mark.parametrize("repeats", [False, True])
+def test_skipgram_matches_word2vec_order(repeats):
+    """The batched centre step equals word2vec.c's one-context-at-a-time updates,
+    also when a context word comes twice in a window (its second turn must see the
+    update of its first)."""
     rng = np.random.default_rng(3)
     V, D, window = 23, 16, 3
     tree = huffman(np.sort(rng.integers(5, 500, size=V))[::-1].astype(np.int64))
     syn0 = rng.normal(0, 0.3, (V, D)).astype(np.float32)
     syn1 = rng.normal(0, 0.3, (V - 1, D)).astype(np.float32)
-    ids = (np.arange(200) * 7 % V).astype(np.int32)  # no word twice within a window
+    if repeats:  # four words: nearly every window holds one twice
+        ids = rng.integers(0, 4, size=200).astype(np.int32)
+    else:  # no word twice within a window
+        ids = (np.arange(200) * 7 % V).astype(np.int32)
     ends = np.array([120, 200], dtype=np.int64)
     keep = np.ones(V, dtype=np.float32)
     a0, a1 = 0.1, 0.05
