@@ -146,3 +146,83 @@ def test_cli_bad_input(model, tmp_path, args, fragment):
     assert r.exit_code != 0
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("hsw2v: error:") and fragment in lines[0]
+
+
+def reference_log_probs(model, context) -> np.ndarray:
+    """log P(w | context) for every word, in float64 numpy, from the children table
+    alone: child 0 of inner node a has probability σ(h·u_a), child 1 σ(−h·u_a); the
+    context is the mean (or sum) of its vectors for CBOW, each vector for skip-gram.
+    Shares nothing with the package's paths, kernels or context helpers."""
+    rows = np.array([model.vectors[model.words.index(w)] for w in context], dtype=np.float64)
+    if model.arch == "cbow":
+        rows = rows.sum(axis=0, keepdims=True) / (len(rows) if model.settings.cbow_mean else 1)
+    children = model.tree.children
+    v = len(children) + 1
+    root = (set(range(v, 2 * v - 1)) - set(children.ravel().tolist())).pop() - v
+    out = np.empty(v)
+    stack = [(root, 0.0)]
+    while stack:
+        a, logp = stack.pop()
+        x = rows @ model.node_vectors[a].astype(np.float64)
+        for child, sign in zip(children[a], (1.0, -1.0)):
+            value = logp - np.logaddexp(0.0, -sign * x).sum()
+            if child < v:
+                out[child] = value
+            else:
+                stack.append((child - v, value))
+    return out
+
+
+@pytest.fixture(scope="module", params=["cbow", "cbow-sum", "skipgram"])
+def any_model(request):
+    arch = request.param.split("-")[0]
+    return hsw2v.train(CORPUS, arch=arch, cbow_mean=request.param != "cbow-sum", max_vocab=2000,
+                       dim=16, epochs=1, threads=1, progress=False)
+
+
+def test_prediction_equals_an_independent_reference(any_model):
+    """predict, log_prob, all_log_probs and score against the numpy reference (a
+    consistent swap of the code-0/code-1 convention, or of mean and sum, fails here)."""
+    m = any_model
+    rng = np.random.default_rng(7)
+    for context in random_contexts(m, 25, rng):
+        context = list(dict.fromkeys(context))
+        ref = reference_log_probs(m, context)
+        np.testing.assert_allclose(m.all_log_probs(context), ref, atol=2e-4)
+        top = m.predict(context, 5)
+        assert [w for w, _ in top] == [m.words[i] for i in np.argsort(-ref, kind="stable")[:5]]
+        w = int(rng.integers(0, len(m.words)))
+        assert m.log_prob(m.words[w], context) == pytest.approx(ref[w], abs=2e-4)
+
+
+def test_score_equals_the_reference_and_the_training_loss(any_model, tmp_path):
+    """Held-out score of a few sentences equals the reference's −log P per example,
+    and equals the loss the training kernel reports for the same examples with a
+    zero learning rate (full window: window 1 never shrinks)."""
+    from hsw2v.sgd import Config, Weights, new_state, train_block
+
+    m = any_model
+    rng = np.random.default_rng(8)
+    sentences = [[m.words[i] for i in rng.integers(0, 300, size=rng.integers(2, 9))]
+                 for _ in range(12)]
+    expect, n = 0.0, 0
+    for s in sentences:
+        for i, target in enumerate(s):
+            ctx = [s[j] for j in (i - 1, i + 1) if 0 <= j < len(s)]
+            for group in ([[c] for c in ctx] if m.arch == "skipgram" else [ctx]):
+                expect -= reference_log_probs(m, group)[m.words.index(target)]
+                n += 1
+    path = tmp_path / "s.txt"
+    path.write_text("\n".join(" ".join(s) for s in sentences) + "\n")
+    got = score(m, str(path), window=1)
+    assert got["examples"] == n and got["loss"] == pytest.approx(expect / n, rel=1e-5)
+    ids = np.array([m.vocab.index[w] for s in sentences for w in s], dtype=np.int32)
+    ends = np.cumsum([len(s) for s in sentences]).astype(np.int64)
+    syn0, syn1 = m.vectors.copy(), m.node_vectors.copy()
+    weights = Weights(syn0, syn1, np.empty(0, np.int32), np.full(len(syn1), -1, np.int32))
+    config = Config(1, m.settings.cbow_mean, m.arch == "skipgram", 1 << 30)
+    state = new_state(1, len(ids), 1, int(m.tree.depths.max()), syn1[:0])
+    loss, count = train_block(ids, ends, len(ends), 0.0, 0.0, np.ones(len(m.words), np.float32),
+                              weights, m.tree.flat, config, state, m.dim)
+    assert count == n and loss == pytest.approx(expect, rel=1e-4)
+    assert np.array_equal(syn0, m.vectors) and np.array_equal(syn1, m.node_vectors)
