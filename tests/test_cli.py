@@ -240,3 +240,54 @@ def test_train_options_are_the_settings():
         if "choices" in f.metadata:
             assert list(option.type.choices) == list(f.metadata["choices"]), f.name
         assert option.help.startswith(f.metadata["help"]), f.name
+
+
+def test_training_options_reach_the_model(tmp_path, planted):
+    """Each option of `train`, given on the command line, is what the model records
+    and does what it says."""
+    from hsw2v.model import load_model
+
+    corpus, groups = planted
+    model = tmp_path / "m.npz"
+    result = run("train", corpus, "--save-model", str(model), "--min-count", "1", "--dim", "12",
+                 "--epochs", "2", "--threads", "2", "--sample", "1e-4", "--alpha", "0.03",
+                 "--min-alpha", "0.001", "--max-vocab", "20", "--window", "3", "--seed", "9",
+                 "--quiet")
+    assert result.exit_code == 0, result.output
+    m = load_model(str(model))
+    s = m.settings
+    assert (s.threads, s.sample, s.alpha, s.min_alpha, s.window, s.seed, s.epochs) == (
+        2, 1e-4, 0.03, 0.001, 3, 9, 2)
+    text = Path(corpus).read_text().split()
+    counts = sorted(((-text.count(w), text.index(w), w) for w in set(text)))[:20]
+    assert m.words == [w for _, _, w in counts]  # the 20 most frequent, first seen first
+    # a learning rate of almost nothing leaves the loss where it started
+    frozen = tmp_path / "f.npz"
+    assert run("train", corpus, "--save-model", str(frozen), "--min-count", "1", "--dim", "12",
+               "--epochs", "2", "--alpha", "1e-9", "--min-alpha", "0", "--quiet").exit_code == 0
+    losses = load_model(str(frozen)).epoch_loss
+    assert losses[0] == pytest.approx(losses[1], rel=1e-3) and losses[1] > m.epoch_loss[1] + 0.2
+
+
+def test_one_shot_semantic_tree_with_balanced_split(tmp_path, planted):
+    from hsw2v.model import load_model
+
+    corpus, _ = planted
+    model = tmp_path / "m.npz"
+    result = run("train", corpus, "--save-model", str(model), "--min-count", "1", "--dim", "8",
+                 "--epochs", "1", "--tree", "semantic", "--split", "balanced", "--quiet")
+    assert result.exit_code == 0, result.output
+    m = load_model(str(model))
+    assert m.tree.kind == "semantic-balanced"
+    assert int(m.tree.depths.max()) == int(np.ceil(np.log2(len(m.words))))
+
+
+@pytest.mark.parametrize("option, value, fragment", [
+    ("--sample", "-1", "--sample"), ("--alpha", "0", "--alpha"), ("--min-alpha", "1", "--min-alpha"),
+    ("--max-vocab", "1", "--max-vocab"), ("--threads", "0", "--threads"),
+    ("--split", "kmeans", "--split"), ("--arch", "glove", "--arch"),
+])
+def test_training_option_errors(tmp_path, small_corpus, option, value, fragment):
+    result = run("train", small_corpus, "-o", str(tmp_path / "v.txt"), option, value)
+    assert_one_line_error(result, fragment)
+    assert not (tmp_path / "v.txt").exists()
