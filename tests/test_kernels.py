@@ -270,3 +270,23 @@ def test_prefetch_changes_nothing():
     touch(sen, len(sen), 5, syn0, syn1, np.full(V - 1, -1, np.int32), tree.flat)
     for a, b in zip(before, (syn0, syn1, sen)):
         assert np.array_equal(a, b)
+
+
+def test_hot_rows_merge_adds_each_threads_change():
+    """Merging a thread's private hot rows adds its change since the last merge to
+    the shared rows, keeping what other threads merged meanwhile; the private rows
+    then restart from the merged values."""
+    rng = np.random.default_rng(11)
+    base = rng.normal(size=(3, 5)).astype(np.float32)
+    syn1 = rng.normal(size=(6, 5)).astype(np.float32)
+    hot = np.array([1, 4, 5], dtype=np.int32)
+    syn1[hot] = base
+    others = rng.normal(size=(3, 5)).astype(np.float32)  # merged by another thread
+    mine = rng.normal(size=(3, 5)).astype(np.float32)  # this thread's own change
+    syn1[hot] += others
+    rows, last = base + mine, base.copy()
+    expect = syn1.copy()
+    expect[hot] = base.astype(np.float64) + others + mine
+    sgd.sync_hot_rows(syn1, hot, rows, last)
+    np.testing.assert_allclose(syn1, expect, rtol=1e-6, atol=1e-6)
+    assert np.array_equal(rows, syn1[hot]) and np.array_equal(last, syn1[hot])
