@@ -81,9 +81,23 @@ def test_rejects_bad_input():
         Tree(np.array([[0, 1], [2, 2]]))
 
 
-def test_tree_from_children_matches_huffman_paths():
-    counts = np.array([50, 20, 20, 7, 3, 1], dtype=np.int64)
+@pytest.mark.parametrize("seed", range(5))
+def test_paths_are_the_walks_up_from_each_leaf(seed):
+    """Each word's root-first path (nodes and codes) equals a walk up the children
+    table from its leaf, written here without the package's path code."""
+    rng = np.random.default_rng(seed)
+    counts = np.sort(rng.integers(1, 1000, size=int(rng.integers(2, 300))))[::-1]
     t = huffman(counts)
-    again = Tree(t.children.copy())
-    assert np.array_equal(again.path_nodes, t.path_nodes)
-    assert np.array_equal(again.path_codes, t.path_codes)
+    n = len(counts)
+    parent = {int(c): (a, side) for a, pair in enumerate(t.children.tolist())
+              for side, c in enumerate(pair)}
+    for w in range(n):
+        nodes, codes, node = [], [], w
+        while node in parent:
+            a, side = parent[node]
+            nodes.append(a)
+            codes.append(side)
+            node = n + a
+        got_nodes, got_codes = t.path(w)
+        assert got_nodes.tolist() == nodes[::-1] and got_codes.tolist() == codes[::-1]
+    assert t.root == node - n
