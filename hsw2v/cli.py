@@ -114,7 +114,7 @@ def _setting(name: str, help_suffix: str = "", **override):
 
 
 @cli.command()
-@click.argument("corpus", required=False)
+@click.argument("corpus", nargs=-1)
 @click.option("-o", "--output", help="Write 'word count' lines here (default: stdout).")
 @click.option("--model", "model_path",
               help=f"List this model's vocabulary instead of counting a corpus [{DEFAULT_MODEL}].")
@@ -122,16 +122,18 @@ def _setting(name: str, help_suffix: str = "", **override):
           help_suffix=f" [{TrainSettings.min_count} for a corpus; a model's vocabulary is listed whole]")
 @_setting("max_vocab")
 @click.option("--quiet", is_flag=True, help="No progress bar or summary.")
-def vocab(corpus: str | None, output: str | None, model_path: str | None, min_count: int | None,
+def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, min_count: int | None,
           max_vocab: int | None, quiet: bool) -> None:
     """Count the words of CORPUS in one pass and list them, most frequent first.
 
     The output is word2vec.c's -save-vocab format, which `hsw2v train --read-vocab`
-    reads. CORPUS: plain, .gz or .bz2 UTF-8 text, or - for stdin. Without CORPUS,
+    reads. CORPUS: one or more files, directories (read recursively, in sorted
+    order) or quoted globs of plain, .gz or .bz2 UTF-8 text, or - for stdin. Without CORPUS,
     list the vocabulary of the model that `hsw2v train` wrote here (model.npz).
     """
     from .corpus import count_words
     from .files import check_writable
+    from .reader import corpus_files, describe
 
     if corpus and model_path:
         raise HSW2VError("give a CORPUS to count or --model, not both")
@@ -141,7 +143,7 @@ def vocab(corpus: str | None, output: str | None, model_path: str | None, min_co
         raise HSW2VError(f"--max-vocab must be at least 1, got {max_vocab}")
     if output:
         check_writable(output)
-    if corpus is None:
+    if not corpus:
         from .model import load_model
 
         model_path = model_path or default_model("a CORPUS to count")
@@ -149,9 +151,10 @@ def vocab(corpus: str | None, output: str | None, model_path: str | None, min_co
         summary = f"{len(kept)} words of {model_path}, covering {kept.total} tokens"
     else:
         min_count = min_count or TrainSettings.min_count
-        counts = count_words(corpus, progress=not quiet)
+        files = corpus_files(corpus)
+        counts = count_words(files, progress=not quiet)
         if counts.tokens == 0:
-            raise HSW2VError(f"{corpus}: the corpus is empty (no words)")
+            raise HSW2VError(f"{describe(files)}: the corpus is empty (no words)")
         kept = counts.to_vocab(min_count, max_vocab)
         summary = (f"{counts.tokens} tokens, {len(counts)} types; {len(kept)} types kept "
                    f"(min-count {min_count}) covering {kept.total} tokens")
@@ -164,7 +167,7 @@ def vocab(corpus: str | None, output: str | None, model_path: str | None, min_co
 
 
 @cli.command()
-@click.argument("corpus")
+@click.argument("corpus", nargs=-1, required=True)
 @click.option("-o", "--output", help="Write the word vectors here (word2vec format) "
               f"[{DEFAULT_VECTORS}, or {DEFAULT_BINARY_VECTORS} with --binary, when neither "
               "-o nor --save-model is given].")
@@ -191,17 +194,19 @@ def vocab(corpus: str | None, output: str | None, model_path: str | None, min_co
 @click.option("--read-vocab", help="Use this 'word count' file instead of counting the corpus.")
 @_setting("spool")
 @click.option("--quiet", is_flag=True, help="No progress bar or summary.")
-def train(corpus: str, output: str | None, binary: bool, save_model: str | None,
+def train(corpus: tuple[str, ...], output: str | None, binary: bool, save_model: str | None,
           tree: str | None, tree_from: str | None, read_vocab: str | None, quiet: bool,
           **settings) -> None:
     """Train word vectors on CORPUS with hierarchical softmax.
 
-    CORPUS: plain, .gz or .bz2 UTF-8 text, or - for stdin. Words are split on
-    whitespace; a newline ends a sentence. Without -o or --save-model, the vectors
+    CORPUS: one or more files, directories (read recursively, in sorted order) or
+    quoted globs of plain, .gz or .bz2 UTF-8 text, or - for stdin. Words are split
+    on whitespace; a newline or the end of a file ends a sentence. Without -o or --save-model, the vectors
     go to vectors.txt and the model to model.npz in the current directory.
     """
     from .files import check_writable, replace_together
     from .model import load_model
+    from .reader import corpus_files
     from .trainer import train as run
     from .vocab import Vocab
     from .word2vec_format import write_cache
@@ -225,7 +230,8 @@ def train(corpus: str, output: str | None, binary: bool, save_model: str | None,
     start = time.perf_counter()
     loaded = Vocab.load(read_vocab) if read_vocab else None
     source = load_model(tree_from) if tree_from else None
-    model = run(corpus, vocab=loaded, tree_from=source, progress=not quiet, **settings)
+    model = run(corpus_files(corpus), vocab=loaded, tree_from=source, progress=not quiet,
+                **settings)
     seconds = time.perf_counter() - start
     outputs = {}
     if output:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .reader import BLOCK_BYTES, iter_blocks, read_ahead
+from .reader import BLOCK_BYTES, Source, iter_blocks, read_ahead
 from .tokens import build_table, count_block, decode_spool, encode_block
 from .vocab import Vocab, pack_words
 
@@ -52,7 +52,7 @@ class WordCounts:
         return kept[np.argsort(-self.counts[kept], kind="stable")][:max_vocab]
 
 
-def count_words(path: str, progress: bool = False, spool: TokenSpool | None = None,
+def count_words(path: Source, progress: bool = False, spool: TokenSpool | None = None,
                 block_bytes: int = BLOCK_BYTES) -> WordCounts:
     """Count every word of the corpus in one streaming pass (a numba hash table),
     writing its tokens to ``spool`` if one is given."""

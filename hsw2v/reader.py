@@ -9,6 +9,7 @@ blocks that end on whitespace; no line is ever loaded whole. Plain Python: no nu
 from __future__ import annotations
 
 import bz2
+import glob
 import gzip
 import os
 import queue
@@ -18,7 +19,7 @@ import sys
 import tempfile
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import BinaryIO
 
@@ -54,11 +55,58 @@ def open_corpus(path: str) -> Iterator[BinaryIO]:
         yield f
 
 
-def iter_blocks(path: str, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
-    """Yield the corpus as validated byte blocks, each ending on whitespace.
+Source = str | Sequence[str]
+"""A corpus: one path (``-`` for stdin) or a list of them, read in order."""
+
+
+def paths_of(source: Source) -> list[str]:
+    return [source] if isinstance(source, str) else list(source)
+
+
+def describe(source: Source) -> str:
+    """The corpus's name in messages: its path, or the first one and how many more."""
+    paths = paths_of(source)
+    return paths[0] if len(paths) == 1 else f"{paths[0]} (and {len(paths) - 1} more files)"
+
+
+def corpus_files(args: Sequence[str]) -> list[str]:
+    """The files that CORPUS arguments name, in order: a file as given, a directory's
+    files recursively in sorted order, a (quoted) glob's matches sorted; ``-`` is stdin."""
+    files: list[str] = []
+    for arg in args:
+        if arg == "-" or os.path.isfile(arg):
+            files.append(arg)
+        elif os.path.isdir(arg):
+            found = sorted(os.path.join(root, name) for root, _, names in os.walk(arg)
+                           for name in names if not name.startswith("."))
+            if not found:
+                raise HSW2VError(f"{arg}: the directory holds no files")
+            files.extend(found)
+        elif glob.has_magic(arg):
+            found = sorted(p for p in glob.glob(arg, recursive=True) if os.path.isfile(p))
+            if not found:
+                raise HSW2VError(f"{arg}: no file matches")
+            files.extend(found)
+        else:
+            raise HSW2VError(f"{arg}: no such file")
+    if files.count("-") > 1:
+        raise HSW2VError("stdin (-) can be read once only")
+    return files
+
+
+def iter_blocks(source: Source, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
+    """Yield the corpus as validated byte blocks, each ending on whitespace, file after
+    file (a block never spans two files, and a block's end ends a sentence, so words
+    and sentences never join across files).
 
     Raises HSW2VError on unreadable, corrupt-compressed, binary or non-UTF-8 input.
     """
+    for path in paths_of(source):
+        yield from _file_blocks(path, block_bytes)
+
+
+def _file_blocks(path: str, block_bytes: int) -> Iterator[bytes]:
+    """:func:`iter_blocks` for one file."""
     offset = 0  # of the start of ``carry`` in the decompressed stream
     carry = b""
     with open_corpus(path) as f:
@@ -172,12 +220,12 @@ def _validate(block: bytes, path: str, offset: int) -> None:
 
 
 @contextmanager
-def rereadable(path: str) -> Iterator[str]:
-    """A path that can be read many times: stdin is spooled to a temporary file in
-    $TMPDIR, named for this process (``.hsw2v-<pid>-stdin-….tmp``) so that a later
-    run removes it if this one is killed before it can."""
-    if path != "-":
-        yield path
+def rereadable(source: Source) -> Iterator[Source]:
+    """The corpus as paths that can be read many times: stdin (``-``) is spooled to a
+    temporary file in $TMPDIR, named for this process (``.hsw2v-<pid>-stdin-….tmp``)
+    so that a later run removes it if this one is killed before it can."""
+    if "-" not in paths_of(source):
+        yield source
         return
     from .files import remove_stale_temporaries
 
@@ -191,7 +239,7 @@ def rereadable(path: str) -> Iterator[str]:
             raise HSW2VError(f"-: cannot keep a copy of stdin in {os.path.dirname(tmp)}: "
                              f"{e.strerror or e}") from None
         try:
-            yield tmp
+            yield tmp if isinstance(source, str) else [tmp if p == "-" else p for p in source]
         except HSW2VError as e:  # name the input as the user gave it
             raise HSW2VError(str(e).replace(tmp, "-")) from None
     finally:

@@ -20,7 +20,7 @@ from numba import njit
 
 from .corpus import WordTable
 from .errors import HSW2VError
-from .reader import iter_blocks
+from .reader import Source, iter_blocks
 from .settings import SPLITS
 from .softmax import context_mean, gather_context
 from .tree import Tree, from_splits
@@ -55,7 +55,7 @@ def accumulate_contexts(ids, sent_ends, n_sents, syn0, window, skipgram, sums, c
         start = end
 
 
-def context_means(model, corpus: str) -> np.ndarray:
+def context_means(model, corpus: Source) -> np.ndarray:
     """Each word's mean context vector h over ``corpus`` (input vector if it has none)."""
     table = WordTable(model.vocab.words)
     window = model.settings.window

@@ -20,7 +20,7 @@ from .corpus import TokenSpool, WordTable, count_words
 from .errors import HSW2VError
 from .memory import release_compiler_pages, release_free_memory
 from .model import Model
-from .reader import BLOCK_BYTES, iter_blocks, rereadable
+from .reader import BLOCK_BYTES, Source, describe, iter_blocks, rereadable
 from .semantic import context_means, semantic_tree
 from .settings import TREE_KINDS, TrainSettings
 from .sgd import Config, Weights, new_state, train_block
@@ -30,31 +30,31 @@ from .vocab import Vocab
 from .word2vec_format import warm_up_writer
 
 
-def build_vocab(corpus: str, min_count: int = 5, max_vocab: int | None = None,
+def build_vocab(corpus: Source, min_count: int = 5, max_vocab: int | None = None,
                 progress: bool = False) -> tuple[Vocab, int]:
     """Count the corpus in one pass; return the pruned vocabulary and the token count."""
     vocab, tokens, _ = _count(corpus, min_count, max_vocab, progress, None)
     return vocab, tokens
 
 
-def _count(corpus: str, min_count: int, max_vocab: int | None, progress: bool,
+def _count(corpus: Source, min_count: int, max_vocab: int | None, progress: bool,
            spool: TokenSpool | None) -> tuple[Vocab, int, np.ndarray]:
     """:func:`build_vocab`, also giving each counted type's word id (or -1)."""
     counts = count_words(corpus, progress=progress, spool=spool)
     if counts.tokens == 0:
-        raise HSW2VError(f"{corpus}: the corpus is empty (no words)")
+        raise HSW2VError(f"{describe(corpus)}: the corpus is empty (no words)")
     vocab = counts.to_vocab(min_count, max_vocab)
     check_vocab(vocab, min_count, corpus)
     return vocab, counts.tokens, counts.type_ids(min_count, max_vocab)
 
 
-def check_vocab(vocab: Vocab, min_count: int, corpus: str) -> None:
+def check_vocab(vocab: Vocab, min_count: int, corpus: Source) -> None:
     """A tree needs two words: say which setting to change when there are fewer."""
     if len(vocab) == 0:
-        raise HSW2VError(f"{corpus}: no word occurs at least {min_count} times; lower --min-count")
+        raise HSW2VError(f"{describe(corpus)}: no word occurs at least {min_count} times; lower --min-count")
     if len(vocab) == 1:
         raise HSW2VError(
-            f"{corpus}: only one word ({vocab.words[0]!r}) occurs at least {min_count} times; "
+            f"{describe(corpus)}: only one word ({vocab.words[0]!r}) occurs at least {min_count} times; "
             "hierarchical softmax needs two; lower --min-count"
         )
 
@@ -69,9 +69,10 @@ def keep_probabilities(counts: np.ndarray, sample: float) -> np.ndarray:
     return np.minimum(keep, 1.0).astype(np.float32)
 
 
-def train(corpus: str, *, vocab: Vocab | None = None, tree: Tree | str | None = None,
+def train(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | str | None = None,
           tree_from: Model | None = None, progress: bool = True, **settings) -> Model:
-    """Train word vectors on ``corpus`` (a path, .gz/.bz2, or ``-`` for stdin).
+    """Train word vectors on ``corpus``: a path (plain, .gz or .bz2; ``-`` for stdin)
+    or a list of them, read in order (see :func:`hsw2v.reader.corpus_files`).
 
     Keyword settings are those of :class:`TrainSettings`. ``vocab`` skips counting;
     ``tree`` is a kind (see :class:`TrainSettings`) or a ready :class:`Tree` over that
@@ -136,7 +137,7 @@ def check_converging(model: Model) -> None:
                          f"lower --alpha (it was {s.alpha:g})")
 
 
-def _make_tree(path: str, vocab: Vocab, s: TrainSettings, tree_from: Model | None,
+def _make_tree(path: Source, vocab: Vocab, s: TrainSettings, tree_from: Model | None,
                progress: bool) -> Tree:
     """The tree ``s.tree`` asks for; a semantic one clusters mean context vectors."""
     if s.tree != "semantic":
@@ -169,7 +170,7 @@ def hot_inner_nodes(tree: Tree, counts: np.ndarray, k: int) -> tuple[np.ndarray,
     return hot, slot
 
 
-def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool,
+def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool,
                 spool: TokenSpool | None = None, type_ids: np.ndarray | None = None,
                 counted: int | None = None) -> tuple[list[float], float]:
     """Stream the corpus ``s.epochs`` times through the worker threads; return each
@@ -264,7 +265,7 @@ def _run_epochs(path: str, model: Model, s: TrainSettings, progress: bool,
                 shown = _refresh(bar, shown, done, loss_sum, examples, alpha_at, lock)
             if counted is not None and dispatched - epoch_start != counted and not failures:
                 failures.append(HSW2VError(
-                    f"{path}: the corpus changed since it was counted ({counted} words in the "
+                    f"{describe(path)}: the corpus changed since it was counted ({counted} words in the "
                     f"vocabulary then, {dispatched - epoch_start}+ in epoch {epoch + 1})"))
     finally:
         for _ in threads:

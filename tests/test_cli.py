@@ -291,3 +291,21 @@ def test_training_option_errors(tmp_path, small_corpus, option, value, fragment)
     result = run("train", small_corpus, "-o", str(tmp_path / "v.txt"), option, value)
     assert_one_line_error(result, fragment)
     assert not (tmp_path / "v.txt").exists()
+
+
+def test_train_and_vocab_take_several_corpora(tmp_path, small_corpus):
+    """Files, directories and quoted globs, as one corpus in order."""
+    d = tmp_path / "d"
+    d.mkdir()
+    text = Path(small_corpus).read_text()
+    (d / "1.txt").write_text(text)
+    (d / "2.txt").write_text(text)
+    one = run("vocab", small_corpus, "--min-count", "1", "--quiet").stdout
+    doubled = "".join(f"{w} {2 * int(c)}\n" for w, c in (ln.split() for ln in one.splitlines()))
+    for args in ([str(d)], [str(d / "*.txt")], [str(d / "1.txt"), str(d / "2.txt")],
+                 [small_corpus, str(d / "2.txt")]):
+        assert run("vocab", *args, "--min-count", "1", "--quiet").stdout == doubled, args
+    result = run("train", str(d), small_corpus, "-o", str(tmp_path / "v.txt"), "--min-count", "1",
+                 "--dim", "4", "--epochs", "1", "--quiet")
+    assert result.exit_code == 0, result.output
+    assert_one_line_error(run("vocab", str(d / "*.csv")), "no file matches")

@@ -174,3 +174,45 @@ def test_failed_spool_is_given_up(tmp_path):
     spool.file = FullDisk()
     counts = count_words(str(path), spool=spool)
     assert counts.tokens == 300 and not spool.usable
+
+
+def test_shards_count_and_train_as_their_concatenation(tmp_path):
+    """A directory of mixed shards (plain, .gz, .bz2, one without a final newline,
+    one in a subdirectory) gives the vocabulary and, with one thread, the very
+    vectors of their concatenation (sorted order, each file ending its sentence;
+    the corpus is under one block, so the blocks' learning-rate slices agree)."""
+    import hsw2v
+    from hsw2v.reader import corpus_files
+
+    rng = np.random.default_rng(5)
+    words = [f"w{i}" for i in range(30)]
+    texts = ["\n".join(" ".join(rng.choice(words, 9)) for _ in range(40)) for _ in range(4)]
+    shards = tmp_path / "shards"
+    (shards / "sub").mkdir(parents=True)
+    (shards / "a.txt").write_text(texts[0])  # no final newline
+    (shards / "b.txt.gz").write_bytes(gzip.compress((texts[1] + "\n").encode()))
+    (shards / "c.txt.bz2").write_bytes(bz2.compress((texts[2] + "\n").encode()))
+    (shards / "sub" / "d.txt").write_text(texts[3] + "\n")
+    whole = tmp_path / "whole.txt"
+    whole.write_text("\n".join(texts) + "\n")
+    files = corpus_files([str(shards)])
+    assert [f[len(str(shards)) + 1:] for f in files] == ["a.txt", "b.txt.gz", "c.txt.bz2", "sub/d.txt"]
+    assert count_words(files).as_dict() == count_words(str(whole)).as_dict()
+    assert corpus_files([str(shards / "*.txt*")]) == files[:3]
+    kw = {"min_count": 1, "dim": 8, "epochs": 2, "threads": 1, "seed": 3, "progress": False}
+    a, b = hsw2v.train(files, **kw), hsw2v.train(str(whole), **kw)
+    assert a.words == b.words
+    assert np.array_equal(a.vectors, b.vectors) and np.array_equal(a.node_vectors, b.node_vectors)
+    # a word at the end of a file without a newline does not join the next file's first
+    assert texts[0].split()[-1] + texts[1].split()[0] not in count_words(files).as_dict()
+
+
+def test_corpus_arguments_that_name_nothing(tmp_path):
+    from hsw2v.reader import corpus_files
+
+    (tmp_path / "empty").mkdir()
+    for args, fragment in [([str(tmp_path / "empty")], "holds no files"),
+                           ([str(tmp_path / "*.nope")], "no file matches"),
+                           ([str(tmp_path / "absent.txt")], "no such file"), (["-", "-"], "once")]:
+        with pytest.raises(HSW2VError, match=fragment):
+            corpus_files(args)
