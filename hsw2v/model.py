@@ -168,9 +168,9 @@ class Model:
                      children=self.tree.children, vectors=self.vectors,
                      node_vectors=self.node_vectors)
 
-    def save_vectors(self, path: str, binary: bool = False, cache: bool = True) -> None:
-        """Write the word vectors in word2vec text (or binary) format, atomically, with
-        a ``.cache`` sidecar unless ``cache`` is false."""
+    def save_vectors(self, path: str, binary: bool = False, cache: bool = False) -> None:
+        """Write the word vectors in word2vec text (or binary) format, atomically, and
+        with ``cache`` a ``.cache`` sidecar that loads in milliseconds."""
         from .memory import release_free_memory
 
         release_free_memory()
@@ -310,10 +310,11 @@ def load_model(path: str) -> Model:
                  [float(x) for x in losses], {k: float(v) for k, v in seconds.items()})
 
 
-def read_vectors(path: str) -> Vectors:
-    """Word vectors from a word2vec text or binary file (the format is detected), or
-    from an hsw2v model file (``.npz``)."""
+def read_vectors(path: str, make_cache: bool = False) -> Vectors:
+    """Word vectors from a word2vec text or binary file (the format is detected; with
+    ``make_cache`` a ``.cache`` sidecar is left for the next read), or from an hsw2v
+    model file (``.npz``)."""
     if path.endswith(".npz"):
         return load_model(path).keyed_vectors()
-    return read_word2vec(path)
+    return read_word2vec(path, make_cache)
 

@@ -22,12 +22,13 @@ from .vocab import pack_words
 
 
 def write_vectors(path: str, words: Sequence[str], matrix: np.ndarray, binary: bool = False,
-                  cache: bool = True) -> None:
+                  cache: bool = False) -> None:
     """Write word2vec format: a ``V D`` header, then one word and its vector per line.
 
     Text values are written with 9 significant digits, so float32 round-trips exactly.
     Binary rows are ``word``, a space, D little-endian float32 values and a newline.
-    A sidecar ``path.cache`` makes reading the file back fast (see :func:`write_cache`).
+    With ``cache``, a sidecar ``path.cache`` makes reading the file back fast (see
+    :func:`write_cache`).
     """
     matrix = np.ascontiguousarray(matrix, dtype=np.float32)
     n, dim = matrix.shape
@@ -117,8 +118,9 @@ def _read_cache(path: str):
         return None
 
 
-def read_word2vec(path: str) -> Vectors:
-    """Read a word2vec text or binary file (the format is detected) into :class:`Vectors`."""
+def read_word2vec(path: str, make_cache: bool = False) -> Vectors:
+    """Read a word2vec text or binary file (the format is detected) into :class:`Vectors`;
+    with ``make_cache``, leave a ``.cache`` sidecar if there was none to use."""
     cached = _read_cache(path)
     if cached is not None:
         return Vectors(*cached)
@@ -152,7 +154,10 @@ def read_word2vec(path: str) -> Vectors:
     if len(bad):
         raise HSW2VError(f"{path}: the vector of {words[bad[0]]!r} (row {bad[0] + 1}) holds NaN "
                          "or infinity")
-    return Vectors(*_first_of_each(words, matrix, path))
+    vectors = Vectors(*_first_of_each(words, matrix, path))
+    if make_cache:
+        write_cache(path, vectors.words, vectors.matrix)
+    return vectors
 
 
 def _first_of_each(words: list[str], matrix: np.ndarray, path: str):

@@ -247,7 +247,7 @@ def test_training_options_reach_the_model(tmp_path, planted):
     and does what it says."""
     from hsw2v.model import load_model
 
-    corpus, groups = planted
+    corpus, _groups = planted
     model = tmp_path / "m.npz"
     result = run("train", corpus, "--save-model", str(model), "--min-count", "1", "--dim", "12",
                  "--epochs", "2", "--threads", "2", "--sample", "1e-4", "--alpha", "0.03",
@@ -259,7 +259,7 @@ def test_training_options_reach_the_model(tmp_path, planted):
     assert (s.threads, s.sample, s.alpha, s.min_alpha, s.window, s.seed, s.epochs) == (
         2, 1e-4, 0.03, 0.001, 3, 9, 2)
     text = Path(corpus).read_text().split()
-    counts = sorted(((-text.count(w), text.index(w), w) for w in set(text)))[:20]
+    counts = sorted((-text.count(w), text.index(w), w) for w in set(text))[:20]
     assert m.words == [w for _, _, w in counts]  # the 20 most frequent, first seen first
     # a learning rate of almost nothing leaves the loss where it started
     frozen = tmp_path / "f.npz"
@@ -309,3 +309,16 @@ def test_train_and_vocab_take_several_corpora(tmp_path, small_corpus):
                  "--dim", "4", "--epochs", "1", "--quiet")
     assert result.exit_code == 0, result.output
     assert_one_line_error(run("vocab", str(d / "*.csv")), "no file matches")
+
+
+def test_cache_sidecar_only_when_asked_or_by_similar(tmp_path, small_corpus):
+    out = tmp_path / "v.txt"
+    args = ["train", small_corpus, "-o", str(out), "--min-count", "1", "--dim", "4", "--epochs", "1",
+            "--quiet"]
+    assert run(*args).exit_code == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small.txt", "v.txt"]
+    assert run("similar", "g0w0", "--vectors", str(out)).exit_code == 0
+    cache = tmp_path / "v.txt.cache"
+    assert cache.exists()
+    cache.unlink()
+    assert run(*args, "--cache").exit_code == 0 and cache.exists()

@@ -33,8 +33,7 @@ def trained(tmp_path_factory):
 def test_train_writes_default_files_and_says_where(trained):
     d, _, result = trained
     assert result.returncode == 0, result.stderr
-    assert sorted(p.name for p in d.iterdir()) == ["corpus.txt", "model.npz", "vectors.txt",
-                                                   "vectors.txt.cache"]
+    assert sorted(p.name for p in d.iterdir()) == ["corpus.txt", "model.npz", "vectors.txt"]
     last = result.stderr.strip().splitlines()[-1]
     assert last == "saved vectors to vectors.txt and model to model.npz"
 
@@ -107,4 +106,4 @@ def test_default_outputs_never_replace_a_foreign_file(tmp_path):
     assert result.returncode == 0 and result.stderr.strip().endswith("saved vectors to v2.txt")
     assert not (tmp_path / "model.npz.tmp").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "c.txt", "model.npz", "v2.txt", "v2.txt.cache", "vectors.txt", "vectors.txt.cache"]
+        "c.txt", "model.npz", "v2.txt", "vectors.txt"]
