@@ -4,12 +4,14 @@ against a vocabulary."""
 from __future__ import annotations
 
 import itertools
+import os
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
+from .progress import progress_bar
 from .reader import BLOCK_BYTES, Source, iter_blocks, read_ahead
 from .tokens import build_table, count_block, decode_spool, encode_block
 from .vocab import Vocab, pack_words
@@ -56,8 +58,6 @@ def count_words(path: Source, progress: bool = False, spool: TokenSpool | None =
                 block_bytes: int = BLOCK_BYTES) -> WordCounts:
     """Count every word of the corpus in one streaming pass (a numba hash table),
     writing its tokens to ``spool`` if one is given."""
-    from tqdm import tqdm
-
     table = np.full(1 << 16, -1, dtype=np.int32)
     arena = np.empty(1 << 20, dtype=np.uint8)
     offsets = np.zeros((1 << 15) + 1, dtype=np.int64)
@@ -66,7 +66,7 @@ def count_words(path: Source, progress: bool = False, spool: TokenSpool | None =
     entries = np.empty(0, dtype=np.int32)
     blocks = read_ahead(iter_blocks(path, block_bytes))
     first = next(blocks, None)  # open errors come before the bar is drawn
-    with tqdm(unit="word", unit_scale=True, disable=not progress, desc="vocab", leave=False) as bar:
+    with progress_bar(progress, unit="word", unit_scale=True, desc="vocab", leave=False) as bar:
         for block in itertools.chain([first] if first is not None else [], blocks):
             buf = np.frombuffer(block, dtype=np.uint8)
             need = n_types + len(buf) // 2 + 1
@@ -109,18 +109,36 @@ class TokenSpool:
     is dropped and ``usable`` turns false: callers then read the text.
     """
 
+    RESERVE = 64 << 20
+    """Bytes the spool leaves free on its disk."""
+
     def __init__(self, directory: str | None = None):
         self.file = tempfile.TemporaryFile(prefix="hsw2v-tokens-", dir=directory)  # noqa: SIM115
         self.usable = True
+        self.failure = ""
 
     def write(self, entries: np.ndarray) -> None:
-        """Append spool entries (int32); on failure, give the spool up."""
+        """Append spool entries (int32), leaving the disk at least RESERVE bytes free;
+        on failure, give the spool up and say why in ``failure``."""
         if not self.usable:
             return
         try:
+            if self._free_bytes() < 4 * len(entries) + self.RESERVE:
+                self.failure = f"less than {self.RESERVE >> 20} MiB would be left free"
+                self.close()
+                return
             self.file.write(np.ascontiguousarray(entries, dtype=np.int32))
-        except OSError:
+        except OSError as e:
+            self.failure = e.strerror or str(e)
             self.close()
+
+    def _free_bytes(self) -> int:
+        """Free bytes on the spool's disk (unbounded if the file system cannot say)."""
+        try:
+            st = os.fstatvfs(self.file.fileno())
+        except (AttributeError, OSError, ValueError):
+            return 1 << 62
+        return st.f_bavail * st.f_frsize
 
     def blocks(self, type_ids: np.ndarray,
                chunk: int = 1 << 20) -> Iterator[tuple[np.ndarray, np.ndarray]]:

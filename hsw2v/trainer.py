@@ -9,8 +9,10 @@ which thread trains which block.
 from __future__ import annotations
 
 import queue
+import tempfile
 import threading
 import time
+import warnings
 from contextlib import ExitStack
 from dataclasses import asdict, replace
 
@@ -20,6 +22,7 @@ from .corpus import TokenSpool, WordTable, count_words
 from .errors import HSW2VError
 from .memory import release_compiler_pages, release_free_memory
 from .model import Model
+from .progress import progress_bar
 from .reader import BLOCK_BYTES, Source, describe, iter_blocks, rereadable
 from .semantic import context_means, semantic_tree
 from .settings import TREE_KINDS, TrainSettings
@@ -111,6 +114,8 @@ def train(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | str | None
         node_vectors = np.zeros((len(vocab) - 1, s.dim), dtype=np.float32)
         model = Model(vocab, tree, vectors, node_vectors, s)
         if spool is not None and not spool.usable:
+            warnings.warn(f"the token spool in {tempfile.gettempdir()} could not be kept "
+                          f"({spool.failure}); each epoch reads the text again", stacklevel=2)
             spool = None
         counted = vocab.total if type_ids is not None else None
         model.epoch_loss, seconds["train"] = _run_epochs(path, model, s, progress, spool, type_ids,
@@ -181,8 +186,6 @@ def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool,
 
     The blocks come from ``spool`` (with ``type_ids``, see :meth:`TokenSpool.blocks`)
     if given; otherwise the text is read and encoded again each epoch."""
-    from tqdm import tqdm
-
     vocab, tree = model.vocab, model.tree
     if spool is None:
         table = WordTable(vocab.words)
@@ -243,8 +246,8 @@ def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool,
     start = time.perf_counter()
     for t in threads:
         t.start()
-    bar = tqdm(total=planned, unit="word", unit_scale=True, disable=not progress,
-               desc="train", smoothing=0.1)
+    bar = progress_bar(progress, total=planned, unit="word", unit_scale=True, desc="train",
+                       smoothing=0.1)
     shown = 0
     dispatched = 0
     try:

@@ -337,3 +337,32 @@ def test_a_corpus_changed_between_counting_and_training(work):
     assert "changed since it was counted" in one_line_error(result)
     after = snapshot(work)
     assert after.pop("c.txt") != before.pop("c.txt") and after == before
+
+
+def test_a_spool_that_cannot_be_kept_is_said_once(work):
+    """The spool's file outgrows the file size limit: one warning line, even with
+    --quiet, and training reads the text instead, to the same vectors."""
+    (work / "big.txt").write_text((work / "c.txt").read_text() * 40)  # 144k tokens
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
+
+    spooled = run(work, "train", "big.txt", "-o", "a.txt", *TRAIN, preexec_fn=limit)
+    assert spooled.returncode == 0, spooled.stderr
+    warnings = [ln for ln in spooled.stderr.splitlines() if ln.strip()]
+    assert len(warnings) == 1 and warnings[0].startswith("hsw2v: warning: the token spool")
+    assert "could not be kept" in warnings[0] and "reads the text again" in warnings[0]
+    text = run(work, "train", "big.txt", "-o", "b.txt", "--no-spool", *TRAIN)
+    assert text.returncode == 0 and text.stderr == ""
+    assert (work / "a.txt").read_bytes() == (work / "b.txt").read_bytes()
+
+
+def test_progress_in_a_log_file_is_plain_lines(work):
+    result = run(work, "train", "c.txt", "-o", "v2.txt", "--dim", "8", "--min-count", "1",
+                 "--epochs", "2", "--threads", "1")
+    assert result.returncode == 0, result.stderr
+    assert "\r" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert any(ln.startswith("train: 100%") for ln in lines), lines
+    assert len(lines) <= 8, lines
