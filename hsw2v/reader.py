@@ -34,9 +34,14 @@ MAX_WORD_BYTES = 1 << 16
 
 @contextmanager
 def open_corpus(path: str) -> Iterator[BinaryIO]:
-    """Open ``path`` for binary reading, decompressing .gz and .bz2; ``-`` is stdin."""
+    """Open ``path`` for binary reading, decompressing .gz and .bz2; ``-`` is stdin,
+    and a URL (``http://``, ``s3://``, …) is read through fsspec."""
     if path == "-":
         yield sys.stdin.buffer
+        return
+    if is_url(path):
+        with _open_url(path) as f:
+            yield f
         return
     if os.path.isdir(path):
         raise HSW2VError(f"{path}: is a directory, not a corpus file")
@@ -51,6 +56,31 @@ def open_corpus(path: str) -> Iterator[BinaryIO]:
         raise HSW2VError(f"{path}: no such file") from None
     except OSError as e:
         raise HSW2VError(f"{path}: cannot read: {e.strerror or e}") from None
+    with f:
+        yield f
+
+
+def is_url(path: str) -> bool:
+    return "://" in path
+
+
+@contextmanager
+def _open_url(url: str) -> Iterator[BinaryIO]:
+    """A URL's bytes, decompressed by its extension, through fsspec (an optional
+    extra: ``pip install 'hsw2v[remote]'``)."""
+    try:
+        import fsspec
+    except ImportError:
+        raise HSW2VError(f"{url}: reading URLs needs fsspec: pip install 'hsw2v[remote]'") from None
+    try:
+        opened = fsspec.open(url, "rb", compression="infer")
+        f = opened.open()
+    except FileNotFoundError:
+        raise HSW2VError(f"{url}: no such file") from None
+    except ImportError as e:  # the protocol's own package (s3fs, gcsfs, aiohttp, …)
+        raise HSW2VError(f"{url}: {e}") from None
+    except Exception as e:  # noqa: BLE001 (network and protocol errors vary by backend)
+        raise HSW2VError(f"{url}: cannot read: {' '.join(str(e).split())}") from None
     with f:
         yield f
 
@@ -74,7 +104,7 @@ def corpus_files(args: Sequence[str]) -> list[str]:
     files recursively in sorted order, a (quoted) glob's matches sorted; ``-`` is stdin."""
     files: list[str] = []
     for arg in args:
-        if arg == "-" or os.path.isfile(arg):
+        if arg == "-" or is_url(arg) or os.path.isfile(arg):
             files.append(arg)
         elif os.path.isdir(arg):
             found = sorted(os.path.join(root, name) for root, _, names in os.walk(arg)
@@ -115,6 +145,10 @@ def _file_blocks(path: str, block_bytes: int) -> Iterator[bytes]:
                 data = f.read(block_bytes)
             except (OSError, EOFError, ValueError, zlib.error) as e:  # corrupt .gz/.bz2
                 raise HSW2VError(f"{path}: cannot read: {e}") from None
+            except Exception as e:  # noqa: BLE001 (a URL's connection can fail in many ways)
+                if not is_url(path):
+                    raise
+                raise HSW2VError(f"{path}: cannot read: {' '.join(str(e).split())}") from None
             if not data:
                 break
             buf = carry + data if carry else data

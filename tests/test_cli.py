@@ -322,3 +322,41 @@ def test_cache_sidecar_only_when_asked_or_by_similar(tmp_path, small_corpus):
     assert cache.exists()
     cache.unlink()
     assert run(*args, "--cache").exit_code == 0 and cache.exists()
+
+
+@pytest.fixture
+def http_server(tmp_path):
+    """Files of a directory served over HTTP on 127.0.0.1 (a real server, in a thread)."""
+    import functools
+    import http.server
+    import threading
+
+    root = tmp_path / "www"
+    root.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *a: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield root, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_corpus_urls(tmp_path, small_corpus, http_server):
+    """hsw2v reads http:// URLs through fsspec, compressed or not, in a real process."""
+    pytest.importorskip("fsspec")
+    from .conftest import one_line_error, run_hsw2v
+
+    root, base = http_server
+    text = Path(small_corpus).read_bytes()
+    (root / "c.txt").write_bytes(text)
+    (root / "c.txt.gz").write_bytes(gzip.compress(text))
+    local = run_hsw2v(tmp_path, "vocab", small_corpus, "--min-count", "1", "--quiet").stdout
+    for url in (f"{base}/c.txt", f"{base}/c.txt.gz"):
+        got = run_hsw2v(tmp_path, "vocab", url, "--min-count", "1", "--quiet")
+        assert got.returncode == 0 and got.stdout == local, got.stderr
+    result = run_hsw2v(tmp_path, "train", f"{base}/c.txt", small_corpus, "-o", "v.txt",
+                       "--min-count", "1", "--dim", "4", "--epochs", "1", "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "no such file" in one_line_error(run_hsw2v(tmp_path, "vocab", f"{base}/absent.txt"))
