@@ -145,7 +145,7 @@ def _file_blocks(path: str, block_bytes: int) -> Iterator[bytes]:
                 data = f.read(block_bytes)
             except (OSError, EOFError, ValueError, zlib.error) as e:  # corrupt .gz/.bz2
                 raise HSW2VError(f"{path}: cannot read: {e}") from None
-            except Exception as e:  # noqa: BLE001 (a URL's connection can fail in many ways)
+            except Exception as e:
                 if not is_url(path):
                     raise
                 raise HSW2VError(f"{path}: cannot read: {' '.join(str(e).split())}") from None
