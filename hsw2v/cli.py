@@ -128,7 +128,8 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
 
     The output is word2vec.c's -save-vocab format, which `hsw2v train --read-vocab`
     reads. CORPUS: one or more files, directories (read recursively, in sorted
-    order) or quoted globs of plain, .gz or .bz2 UTF-8 text, or - for stdin. Without CORPUS,
+    order), quoted globs or URLs of plain, .gz or .bz2 UTF-8 text, or - for stdin.
+    Without CORPUS,
     list the vocabulary of the model that `hsw2v train` wrote here (model.npz).
     """
     from .corpus import count_words
@@ -196,15 +197,16 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
 @click.option("--read-vocab", help="Use this 'word count' file instead of counting the corpus.")
 @_setting("spool")
 @click.option("--quiet", is_flag=True, help="No progress bar or summary.")
-def train(corpus: tuple[str, ...], output: str | None, binary: bool, cache: bool, save_model: str | None,
-          tree: str | None, tree_from: str | None, read_vocab: str | None, quiet: bool,
+def train(corpus: tuple[str, ...], output: str | None, binary: bool, cache: bool,
+          save_model: str | None, tree: str | None, tree_from: str | None, read_vocab: str | None, quiet: bool,
           **settings) -> None:
     """Train word vectors on CORPUS with hierarchical softmax.
 
     CORPUS: one or more files, directories (read recursively, in sorted order) or
-    quoted globs of plain, .gz or .bz2 UTF-8 text, or - for stdin. Words are split
-    on whitespace; a newline or the end of a file ends a sentence. Without -o or --save-model, the vectors
-    go to vectors.txt and the model to model.npz in the current directory.
+    quoted globs of plain, .gz or .bz2 UTF-8 text, URLs, or - for stdin. Words are
+    split on whitespace; a newline or the end of a file ends a sentence. Without -o
+    or --save-model, the vectors go to vectors.txt and the model to model.npz in
+    the current directory.
     """
     from .files import check_writable, replace_together
     from .model import load_model
