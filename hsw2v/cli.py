@@ -239,9 +239,9 @@ def train(corpus: tuple[str, ...], output: str | None, binary: bool, cache: bool
     seconds = time.perf_counter() - start
     outputs = {}
     if output:
-        outputs[output] = lambda tmp: model.save_vectors(tmp, binary=binary)
+        outputs[output] = lambda f: model.write_vectors(f, binary)
     if save_model:
-        outputs[save_model] = model.save
+        outputs[save_model] = model.write
     replace_together(outputs)  # both outputs, or neither
     if output and cache:
         write_cache(output, model.words, model.vectors)

@@ -93,9 +93,9 @@ def temporary_beside(path: str) -> str:
     return tmp
 
 
-def replace_together(outputs: dict[str, Callable[[str], None]]) -> None:
-    """Write every output, ``writer(temporary path)`` for each final path, then rename
-    them all into place: either every output is replaced or none is."""
+def replace_together(outputs: dict[str, Callable[[IO[bytes]], None]]) -> None:
+    """Write every output, ``write(binary file)`` into a temporary beside each final
+    path, then rename them all into place: either every output is replaced or none is."""
     for path in outputs:
         check_writable(path)
     done: dict[str, str] = {}
@@ -103,11 +103,10 @@ def replace_together(outputs: dict[str, Callable[[str], None]]) -> None:
         for path, write in outputs.items():
             done[path] = temporary_beside(path)
             try:
-                write(done[path])
+                with open(done[path], "wb") as f:
+                    write(f)
             except OSError as e:
                 raise HSW2VError(f"{path}: cannot write: {e.strerror or e}") from None
-            except HSW2VError as e:  # name the output, not its temporary
-                raise HSW2VError(str(e).replace(done[path], path)) from None
             os.chmod(done[path], new_file_mode(path))
         for path, tmp in done.items():
             os.replace(tmp, path)

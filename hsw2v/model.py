@@ -23,11 +23,13 @@ import warnings
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import IO
 
 import numpy as np
 
 from .errors import HSW2VError
 from .files import atomic_write
+from .memory import release_free_memory
 from .settings import TrainSettings
 from .softmax import (
     all_log_probs,
@@ -39,7 +41,7 @@ from .softmax import (
 from .tree import Tree
 from .vectors import Vectors, unknown_word_message
 from .vocab import Vocab, pack_words
-from .word2vec_format import read_word2vec, write_vectors
+from .word2vec_format import read_word2vec, write_vectors, write_vectors_to
 
 MODEL_FORMAT = "hsw2v-model"
 MAX_INFLATION = 100
@@ -157,24 +159,30 @@ class Model:
 
     def save(self, path: str) -> None:
         """Write the full model (see the module's docstring), atomically."""
+        with atomic_write(path, "wb") as f:
+            self.write(f)
+
+    def write(self, f: IO[bytes]) -> None:
+        """Write the model file's bytes into an open binary file."""
         word_bytes, offsets = pack_words(self.vocab.words)
         record = {**self.settings.record(), "epoch_loss": self.epoch_loss,
                   **{f"{k}_seconds": v for k, v in self.seconds.items()}}
         meta = {"format": MODEL_FORMAT, "version": MODEL_VERSION, "tree": self.tree.kind,
                 "settings": record}
-        with atomic_write(path, "wb") as f:
-            np.savez(f, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
-                     words=word_bytes, word_offsets=offsets, counts=self.vocab.counts,
-                     children=self.tree.children, vectors=self.vectors,
-                     node_vectors=self.node_vectors)
+        np.savez(f, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+                 words=word_bytes, word_offsets=offsets, counts=self.vocab.counts,
+                 children=self.tree.children, vectors=self.vectors, node_vectors=self.node_vectors)
 
     def save_vectors(self, path: str, binary: bool = False, cache: bool = False) -> None:
         """Write the word vectors in word2vec text (or binary) format, atomically, and
         with ``cache`` a ``.cache`` sidecar that loads in milliseconds."""
-        from .memory import release_free_memory
-
         release_free_memory()
         write_vectors(path, self.vocab.words, self.vectors, binary, cache)
+
+    def write_vectors(self, f: IO[bytes], binary: bool = False) -> None:
+        """The word vectors in word2vec format into an open binary file."""
+        release_free_memory()
+        write_vectors_to(f, self.vocab.words, self.vectors, binary)
 
 
 _MODEL_ARRAYS = {

@@ -21,8 +21,10 @@ class Vectors:
             raise HSW2VError(
                 f"vectors: {len(words)} words but a matrix of shape {matrix.shape}"
             )
-        if not np.isfinite(matrix).all():
-            raise HSW2VError("vectors: a vector holds NaN or infinity")
+        finite = np.isfinite(matrix).all(axis=1)
+        if not finite.all():
+            row = int(np.argmin(finite))
+            raise HSW2VError(f"the vector of {words[row]!r} (row {row + 1}) holds NaN or infinity")
         self.words: list[str] = list(words)
         self.matrix = matrix
         self.index: dict[str, int] = {w: i for i, w in enumerate(self.words)}

@@ -9,6 +9,7 @@ import os
 import stat
 import warnings
 from collections.abc import Iterator, Sequence
+from typing import IO
 
 import numpy as np
 from numba import njit
@@ -30,19 +31,25 @@ def write_vectors(path: str, words: Sequence[str], matrix: np.ndarray, binary: b
     With ``cache``, a sidecar ``path.cache`` makes reading the file back fast (see
     :func:`write_cache`).
     """
-    matrix = np.ascontiguousarray(matrix, dtype=np.float32)
-    n, dim = matrix.shape
     with atomic_write(path, "wb") as f:
-        f.write(f"{n} {dim}\n".encode())
-        if binary:
-            raw = matrix.astype("<f4", copy=False)
-            for w, row in zip(words, raw):
-                f.write(w.encode("utf-8") + b" " + row.tobytes() + b"\n")
-        else:
-            for chunk in _text_chunks(words, matrix):
-                f.write(chunk)
+        write_vectors_to(f, words, matrix, binary)
     if cache:
         write_cache(path, words, matrix)
+
+
+def write_vectors_to(f: IO[bytes], words: Sequence[str], matrix: np.ndarray,
+                     binary: bool = False) -> None:
+    """:func:`write_vectors` into an open binary file."""
+    matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+    n, dim = matrix.shape
+    f.write(f"{n} {dim}\n".encode())
+    if binary:
+        raw = matrix.astype("<f4", copy=False)
+        for w, row in zip(words, raw):
+            f.write(w.encode("utf-8") + b" " + row.tobytes() + b"\n")
+    else:
+        for chunk in _text_chunks(words, matrix):
+            f.write(chunk)
 
 
 def _text_chunks(words: Sequence[str], matrix: np.ndarray, rows: int = 2048) -> Iterator[memoryview]:
@@ -150,11 +157,10 @@ def read_word2vec(path: str, make_cache: bool = False) -> Vectors:
         words, matrix = _parse_binary(path, body, n, dim)
     else:
         words, matrix = _parse_text(path, body, n, dim)
-    bad = np.flatnonzero(~np.isfinite(matrix).all(axis=1))
-    if len(bad):
-        raise HSW2VError(f"{path}: the vector of {words[bad[0]]!r} (row {bad[0] + 1}) holds NaN "
-                         "or infinity")
-    vectors = Vectors(*_first_of_each(words, matrix, path))
+    try:
+        vectors = Vectors(*_first_of_each(words, matrix, path))
+    except HSW2VError as e:  # NaN or infinity: name the file
+        raise HSW2VError(f"{path}: {e}") from None
     if make_cache:
         write_cache(path, vectors.words, vectors.matrix)
     return vectors
@@ -163,8 +169,7 @@ def read_word2vec(path: str, make_cache: bool = False) -> Vectors:
 def _first_of_each(words: list[str], matrix: np.ndarray, path: str):
     """The rows of words seen for the first time, as gensim keeps them, with a warning
     when a word comes again."""
-    first = dict.fromkeys(words)
-    if len(first) == len(words):
+    if len(set(words)) == len(words):
         return words, matrix
     seen: set[str] = set()
     keep = [i for i, w in enumerate(words) if not (w in seen or seen.add(w))]
