@@ -249,27 +249,53 @@ def test_hot_rows_match_in_place_training(arch):
         np.testing.assert_allclose(s1, results[0][2], atol=1e-5)
 
 
-def test_prefetch_changes_nothing():
-    """prefetch_next only hints the CPU: rows and arguments are left as they were,
-    for int32 and int64 row indices and for a window reaching past the sentence."""
-    from numba import njit
-
-    @njit
-    def touch(sen, m, window, syn0, syn1, slot, paths):
-        for i in range(m):
-            sgd.prefetch_next(sen, i, m, window, syn0, syn1, slot, paths)
-        utils.prefetch_row(syn0, np.int64(m - 1))
+def test_prefetch_hints_the_next_examples_rows():
+    """prefetch_next asks for exactly the rows the next example reads from memory:
+    the inner nodes on the next word's path outside the private hot rows, and the
+    input row of the word entering the window; nothing past the sentence's end.
+    Run as Python with a recording prefetch, against the rule written out here."""
+    import types as pytypes
 
     rng = np.random.default_rng(9)
-    V, D = 40, 100
+    V, D, window = 40, 8, 3
     tree = huffman(np.sort(rng.integers(5, 500, size=V))[::-1].astype(np.int64))
     syn0 = rng.normal(size=(V, D)).astype(np.float32)
     syn1 = rng.normal(size=(V - 1, D)).astype(np.float32)
-    sen = rng.integers(0, V, size=30).astype(np.int32)
-    before = (syn0.copy(), syn1.copy(), sen.copy())
-    touch(sen, len(sen), 5, syn0, syn1, np.full(V - 1, -1, np.int32), tree.flat)
-    for a, b in zip(before, (syn0, syn1, sen)):
-        assert np.array_equal(a, b)
+    slot = np.full(V - 1, -1, np.int32)
+    slot[tree.path(0)[0]] = 0  # the top word's path is hot
+    sen = rng.integers(0, V, size=12).astype(np.int32)
+    asked = []
+    fn = sgd.prefetch_next.py_func
+    record = pytypes.FunctionType(fn.__code__, {**fn.__globals__, "prefetch_row":
+                                  lambda m, r: asked.append((m is syn0, int(r)))})
+    m = len(sen)
+    for i in range(m):
+        asked.clear()
+        record(sen, i, m, window, syn0, syn1, slot, tree.flat)
+        expect = []
+        if i + 1 < m:
+            w = sen[i + 1]
+            expect += [(False, int(n)) for n in tree.path(w)[0] if slot[n] < 0]
+            if i + 1 + window < m:
+                expect.append((True, int(sen[i + 1 + window])))
+        assert sorted(asked) == sorted(expect), i
+
+
+def test_prefetch_emits_a_prefetch_instruction_and_changes_nothing():
+    """prefetch_row compiles to the CPU's prefetch instruction, one per 64-byte line
+    of the row, and leaves the matrix as it was."""
+    from numba import njit
+
+    @njit
+    def touch(syn0, row):
+        utils.prefetch_row(syn0, row)
+
+    syn0 = np.random.default_rng(1).normal(size=(5, 100)).astype(np.float32)
+    before = syn0.copy()
+    touch(syn0, np.int64(4))
+    assert np.array_equal(syn0, before)
+    asm = next(iter(touch.inspect_asm().values())).lower()
+    assert "prefetch" in asm or "prfm" in asm
 
 
 def test_hot_rows_merge_adds_each_threads_change():
