@@ -38,7 +38,6 @@ def _read_lines(path: str, what: str) -> list[str]:
 def _parse_analogies(path: str) -> list[tuple[str, list[tuple[int, list[str]]]]]:
     """Sections of ``(line number, [a, b, c, d])`` questions, in file order."""
     sections: list[tuple[str, list[tuple[int, list[str]]]]] = []
-    count = 0
     for no, line in enumerate(_read_lines(path, "analogy"), 1):
         if line.startswith(": "):
             sections.append((line.lstrip(": ").strip(), []))  # gensim's lstrip(': ')
@@ -51,8 +50,7 @@ def _parse_analogies(path: str) -> list[tuple[str, list[tuple[int, list[str]]]]]
         if not sections:
             raise HSW2VError(f"{path}:{no}: question before the first ': section' line")
         sections[-1][1].append((no, fields))
-        count += 1
-    if count == 0:
+    if not any(questions for _, questions in sections):
         raise HSW2VError(f"{path}: no analogy questions found")
     return sections
 

@@ -35,7 +35,7 @@ class Tree:
     ``inner_order`` lists the inner nodes breadth-first from the root (parents first).
     """
 
-    def __init__(self, children: np.ndarray, kind: str = "huffman"):
+    def __init__(self, children: np.ndarray, kind: str):
         children = np.ascontiguousarray(children, dtype=np.int32)
         n_words = children.shape[0] + 1
         if children.ndim != 2 or children.shape[1] != 2 or n_words < 2:
@@ -187,16 +187,12 @@ def _paths(children: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarra
         raise HSW2VError("tree: not a full binary tree (a node has two parents or none)")
     root = int(roots[0])
     # Depths top-down, in breadth-first order from the root.
-    depth = np.full(2 * n - 1, -1, dtype=np.int64)
-    depth[n + root] = 0
+    depth = np.zeros(2 * n - 1, dtype=np.int64)
     order = _top_down_order(children, root, n)
     for node in order[1:]:
         depth[node] = depth[n + parent[node]] + 1
-    word_depth = depth[:n]
-    if np.any(word_depth < 1):
-        raise HSW2VError("tree: a word is not reachable from the root")
     offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(word_depth, out=offsets[1:])
+    np.cumsum(depth[:n], out=offsets[1:])
     nodes = np.empty(offsets[-1], dtype=np.int32)
     codes = np.empty(offsets[-1], dtype=np.uint8)
     # Fill paths from the leaf upwards, all words at once, one level per step.

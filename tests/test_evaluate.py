@@ -11,6 +11,7 @@ from hsw2v.errors import HSW2VError
 from hsw2v.evaluate import (
     evaluate_analogies,
     evaluate_word_pairs,
+    pearson,
     rank_average,
     spearman,
 )
@@ -60,6 +61,7 @@ def planted(seed: int, dim: int = 16) -> tuple[Vectors, list[str]]:
     for _ in range(150):
         i, j = rng.choice(40, size=2, replace=False)
         lines.append(" ".join(case(w) for w in (f"Country{i}", f"Capital{i}", f"Country{j}", f"Capital{j}")))
+    lines += ["", "   "]  # blank lines between questions are skipped, as gensim does
     lines.append(": gram-adverbs")
     for _ in range(120):
         i, j = rng.choice(30, size=2, replace=False)
@@ -73,7 +75,7 @@ def planted(seed: int, dim: int = 16) -> tuple[Vectors, list[str]]:
     for i in range(10):
         lines.append(f"Country{i} Capital{i} nowhere{i} Capital{i + 1}")
         lines.append(f"adj{i} adj{i}ly Country{i} Capital{i}")
-    lines.append(": empty-section")
+    lines.append(": Xmas-empty-section")
     return Vectors(words, matrix), lines
 
 
@@ -92,7 +94,9 @@ def assert_analogies_match(ours: dict, kv, path: Path, restrict: int, case_insen
     assert total["section"] == "Total accuracy"
     assert [s["section"] for s in ours["sections"]] == [s["section"] for s in sections]
     for mine, theirs in zip(ours["sections"], sections):
-        assert (mine["correct"], mine["incorrect"]) == (len(theirs["correct"]), len(theirs["incorrect"])), mine
+        right, wrong = len(theirs["correct"]), len(theirs["incorrect"])
+        assert (mine["correct"], mine["incorrect"]) == (right, wrong), mine
+        assert mine["accuracy"] == (right / (right + wrong) if right + wrong else 0.0)
     assert ours["correct"] == len(total["correct"])
     assert ours["incorrect"] == len(total["incorrect"])
     assert ours["accuracy"] == pytest.approx(score, abs=1e-12)
@@ -119,8 +123,8 @@ def test_analogies_match_gensim(tmp_path, seed, restrict, case_insensitive):
     assert ours["oov_rate"] == pytest.approx(ours["oov"] / n)
     assert ours["oov"] == sum(s["oov"] for s in ours["sections"])
     by_name = {s["section"]: s for s in ours["sections"]}
-    assert by_name["empty-section"] == {
-        "section": "empty-section", "correct": 0, "incorrect": 0, "oov": 0, "accuracy": 0.0
+    assert by_name["Xmas-empty-section"] == {
+        "section": "Xmas-empty-section", "correct": 0, "incorrect": 0, "oov": 0, "accuracy": 0.0
     }
     if case_insensitive and restrict == 300:
         assert 0 < by_name["capital-world"]["correct"] < 150  # the plant is neither trivial nor hopeless
@@ -312,8 +316,98 @@ def test_bad_pair_files(small, tmp_path, text, pattern):
     assert one_line(str(e.value))
 
 
-def test_bad_restrict(small, tmp_path):
+def test_restrict_must_be_positive(small, tmp_path):
+    questions, pairs = tmp_path / "q.txt", tmp_path / "p.tsv"
+    questions.write_text(": s\na b c d\n")
+    pairs.write_text("a\ta\t1\nb\ta\t2\n")
+    for fn, path in ((evaluate_analogies, questions), (evaluate_word_pairs, pairs)):
+        with pytest.raises(HSW2VError, match="restrict must be positive"):
+            fn(small, str(path), restrict=0)
+    assert evaluate_analogies(small, str(questions), restrict=1)["oov"] == 1
+    assert evaluate_word_pairs(small, str(pairs), restrict=1)["pairs"] == 1
+
+
+def test_unreadable_files_name_the_file_and_the_reason(small, tmp_path):
+    (tmp_path / "latin1.txt").write_bytes(b": s\ncaf\xe9 a b c\n")
+    for fn, what in ((evaluate_analogies, "analogy"), (evaluate_word_pairs, "word-pair")):
+        with pytest.raises(HSW2VError, match=f"^{what} file not found: "):
+            fn(small, str(tmp_path / "nope.txt"))
+        with pytest.raises(HSW2VError, match=f"^cannot read {what} file .*: Is a directory$"):
+            fn(small, str(tmp_path))
+        with pytest.raises(HSW2VError, match=f"^{what} file .*latin1.txt is not UTF-8 text: "):
+            fn(small, str(tmp_path / "latin1.txt"))
+
+
+def test_defaults_are_gensims():
+    """Case folding defaults to gensim's, and so does the word pairs' restrict; the
+    analogies' restrict is word2vec.c's compute-accuracy threshold, 30000."""
+    import inspect
+
+    kv = pytest.importorskip("gensim.models").KeyedVectors
+    theirs = inspect.signature(kv.evaluate_word_analogies).parameters
+    ours = inspect.signature(evaluate_analogies).parameters
+    assert ours["case_insensitive"].default == theirs["case_insensitive"].default
+    theirs = inspect.signature(kv.evaluate_word_pairs).parameters
+    ours = inspect.signature(evaluate_word_pairs).parameters
+    assert ours["restrict"].default == theirs["restrict_vocab"].default
+    assert ours["case_insensitive"].default == theirs["case_insensitive"].default
+
+
+def test_all_questions_out_of_vocabulary(small, tmp_path):
     path = tmp_path / "q.txt"
-    path.write_text(": s\na b c d\n")
-    with pytest.raises(HSW2VError):
-        evaluate_analogies(small, str(path), restrict=0)
+    path.write_text(": s\na b c zz\n: t\nyy a b c\n")
+    out = evaluate_analogies(small, str(path))
+    assert (out["correct"], out["incorrect"], out["oov"]) == (0, 0, 2)
+    assert out["accuracy"] == 0.0 and out["oov_rate"] == 1.0
+    assert [s["oov"] for s in out["sections"]] == [1, 1]
+
+
+def test_exact_replay_only_where_case_variants_need_it(tmp_path, monkeypatch):
+    """The batched 3CosAdd answers every question itself, except those where a, b
+    or c has 5 or more other case variants (gensim's top-5 window then matters);
+    only those are replayed one by one, and the results still equal gensim's."""
+    import hsw2v.evaluate as ev
+
+    vectors, lines = planted(1)
+    path = tmp_path / "q.txt"
+    path.write_text("\n".join(lines) + "\n")
+    replayed = []
+    replay = ev._solve_like_gensim
+    monkeypatch.setattr(ev, "_solve_like_gensim", lambda *a: replayed.append(1) or replay(*a))
+    ours = evaluate_analogies(vectors, str(path))
+    assert_analogies_match(ours, gensim_kv(vectors), path, 30000, True)
+    keys = [w.upper() for w in vectors.words]
+    variants = {k: keys.count(k) - 1 for k in keys}
+    need = sum(1 for line in lines if len(line.split()) == 4 and not line.startswith(": ")
+               and all(w.upper() in variants for w in line.split())
+               and sum(variants[k] for k in {w.upper() for w in line.split()[:3]}) >= 5)
+    assert need > 0 and len(replayed) == need
+
+
+def test_zero_vectors_score_zero_like_gensim(tmp_path):
+    vectors = Vectors(["a", "b", "c", "z"], np.array(
+        [[1, 0], [0.6, 0.8], [-1, 0.2], [0, 0]], dtype=np.float32))
+    path = tmp_path / "p.tsv"
+    path.write_text("a\tb\t9\nb\tc\t2\na\tc\t1\nz\ta\t5\nz\tc\t4\n")
+    ours = evaluate_word_pairs(vectors, str(path))
+    pearson_, spear, _ = gensim_kv(vectors).evaluate_word_pairs(str(path))
+    assert ours["spearman"] == pytest.approx(spear[0], abs=1e-9)
+    assert ours["pearson"] == pytest.approx(pearson_[0], abs=1e-9)
+
+
+def test_pearson_is_clipped_to_one_and_nan_below_two_values():
+    """Exactly linear data give |r| = 1 at most, though rounding in the plain
+    formula (written here) goes past 1 for many of these inputs."""
+    import math
+
+    rng = np.random.default_rng(0)
+    past = 0
+    for _ in range(200):
+        x = rng.normal(size=int(rng.integers(2, 30)))
+        for y, sign in ((x * 3.7 + 1.1, 1), (-x * 2.3 + 0.4, -1)):
+            xm, ym = x - x.mean(), y - y.mean()
+            past += abs(float(xm @ ym) / math.sqrt(float(xm @ xm) * float(ym @ ym))) > 1
+            r = pearson(x, y)
+            assert abs(r) <= 1 and r == pytest.approx(sign)
+    assert past > 50
+    assert math.isnan(pearson(np.array([1.0]), np.array([2.0])))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hsw2v.errors import HSW2VError
-from hsw2v.tree import Tree, huffman
+from hsw2v.tree import Tree, build_tree, from_splits, huffman, random_tree
 
 
 def random_counts(rng, n):
@@ -72,13 +72,101 @@ def test_no_depth_limit():
     assert tree.depths.max() == 59
 
 
-def test_rejects_bad_input():
-    with pytest.raises(HSW2VError):
-        huffman([5])
-    with pytest.raises(HSW2VError):
-        huffman([1, 5])
-    with pytest.raises(HSW2VError):  # node 2 has two parents, node 3 none
-        Tree(np.array([[0, 1], [2, 2]]))
+@pytest.mark.parametrize(("counts", "message"), [
+    ([5], "need at least 2 distinct words"),
+    ([1, 5], "descending order"),
+    ([5, 1, 3], "descending order"),  # only the tail is out of order
+])
+def test_huffman_rejects_bad_counts(counts, message):
+    with pytest.raises(HSW2VError, match=message):
+        huffman(counts)
+
+
+# Children tables that are not a full binary tree over V leaves; V = rows + 1,
+# leaves 0..V-1, inner node a has id V + a.
+BAD_CHILDREN = {
+    "one-dimensional": ([0, 1], "must have shape"),
+    "three children": ([[0, 1, 2]], "must have shape"),
+    "no rows": (np.zeros((0, 2)), "must have shape"),
+    "negative id": ([[0, -1], [1, 3]], "child id out of range"),
+    "id just past the last node": ([[0, 1], [2, 5]], "child id out of range"),
+    "leaf with two parents": ([[0, 0], [1, 3]], "not a full binary tree"),
+    "inner node with two parents": ([[0, 1], [3, 3]], "not a full binary tree"),
+    "cycle, a leaf left out": ([[4, 0], [1, 3]], "not a full binary tree"),
+    "detached cycle": ([[0, 8], [7, 3], [6, 4], [1, 2]], "not every node is reachable"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_CHILDREN)
+def test_malformed_children_are_rejected(case):
+    children, message = BAD_CHILDREN[case]
+    with pytest.raises(HSW2VError, match=message):
+        Tree(np.asarray(children), "loaded")
+
+
+@pytest.mark.parametrize("kind", ["huffman", "balanced", "random", "fano"])
+def test_paths_have_the_dtypes_the_kernels_are_compiled_for(kind):
+    """Whatever integer type a tree is built from, its arrays are int32 children and
+    nodes, uint8 codes and int64 offsets and inner order: the kernels' signatures."""
+    t = build_tree(kind, np.array([9, 7, 4, 4, 2, 1], dtype=np.int64), 3)
+    copy = Tree(t.children.astype(np.int64), kind)
+    for tree in (t, copy):
+        assert tree.kind == kind
+        assert tree.children.dtype == np.int32 and tree.children.flags.c_contiguous
+        assert tree.flat.nodes.dtype == np.int32
+        assert tree.flat.codes.dtype == np.uint8
+        assert tree.flat.offsets.dtype == np.int64
+        assert tree.inner_order.dtype == np.int64
+    assert np.array_equal(copy.path_nodes, t.path_nodes)
+
+
+def huffman_depths_two_queues(counts) -> list[int]:
+    """Huffman by two queues (leaves in ascending count; merged nodes in creation
+    order), taking the merged node on a tie as word2vec.c does; returns depths."""
+    leaves = [(c, [w]) for w, c in enumerate(counts)][::-1]
+    merged, depth = [], [0] * len(counts)
+    for _ in range(len(counts) - 1):
+        pair = []
+        for _ in range(2):
+            if leaves and (not merged or leaves[0][0] < merged[0][0]):
+                pair.append(leaves.pop(0))
+            else:
+                pair.append(merged.pop(0))
+        for w in pair[0][1] + pair[1][1]:
+            depth[w] += 1
+        merged.append((pair[0][0] + pair[1][0], pair[0][1] + pair[1][1]))
+    return depth
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_huffman_breaks_ties_like_word2vec_c(seed):
+    """With many equal counts, every word's depth equals the two-queue reference's:
+    on a tie the already merged node is taken first."""
+    rng = np.random.default_rng(seed)
+    counts = np.sort(rng.integers(1, 5, size=int(rng.integers(3, 200))))[::-1]
+    assert huffman(counts).depths.tolist() == huffman_depths_two_queues(counts.tolist())
+
+
+def test_from_splits_rejects_a_split_that_leaves_a_side_empty():
+    for bad in (lambda order, lo, hi: lo, lambda order, lo, hi: hi):
+        with pytest.raises(HSW2VError, match="leaves a side empty"):
+            from_splits(np.arange(5), bad, "bad")
+    with pytest.raises(HSW2VError, match="need at least 2 distinct words"):
+        from_splits(np.arange(1), lambda order, lo, hi: lo + 1, "one")
+
+
+def test_random_trees_follow_the_seed():
+    counts = np.arange(50, 0, -1)
+    for kind in ("random",):
+        a, b = build_tree(kind, counts, 7), build_tree(kind, counts, 7)
+        assert np.array_equal(a.children, b.children)
+        assert not np.array_equal(a.children, build_tree(kind, counts, 8).children)
+    assert np.array_equal(random_tree(50, 4).children, random_tree(50, 4).children)
+
+
+def test_unknown_tree_kind_names_the_choices():
+    with pytest.raises(HSW2VError, match=r"unknown tree kind 'oak'; choose from huffman, balanced"):
+        build_tree("oak", np.array([3, 2, 1]))
 
 
 @pytest.mark.parametrize("seed", range(5))
