@@ -169,9 +169,16 @@ class Model:
                   **{f"{k}_seconds": v for k, v in self.seconds.items()}}
         meta = {"format": MODEL_FORMAT, "version": MODEL_VERSION, "tree": self.tree.kind,
                 "settings": record}
-        np.savez(f, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
-                 words=word_bytes, word_offsets=offsets, counts=self.vocab.counts,
-                 children=self.tree.children, vectors=self.vectors, node_vectors=self.node_vectors)
+        arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+                  "words": word_bytes, "word_offsets": offsets, "counts": self.vocab.counts,
+                  "children": self.tree.children, "vectors": self.vectors,
+                  "node_vectors": self.node_vectors}
+        # np.savez's layout, but the zip is closed even when a write fails (older
+        # numpy left that to the garbage collector, which printed a traceback).
+        with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
+            for name, array in arrays.items():
+                with z.open(name + ".npy", "w", force_zip64=True) as member:
+                    np.lib.format.write_array(member, array, allow_pickle=False)
 
     def save_vectors(self, path: str, binary: bool = False, cache: bool = False) -> None:
         """Write the word vectors in word2vec text (or binary) format, atomically, and
@@ -214,7 +221,9 @@ def _declared_shapes(path: str) -> dict[str, tuple[int, ...]]:
                             else np.lib.format.read_array_header_2_0)
                     shape, fortran, declared = read(f)
                 if declared != np.dtype(dtype).newbyteorder("<") or fortran:
-                    raise HSW2VError(f"{path}: corrupt model ({k} is {declared}, not {np.dtype(dtype)})")
+                    order = " in Fortran order" if fortran else ""
+                    raise HSW2VError(f"{path}: corrupt model ({k} is {declared}{order}, "
+                                     f"not C-order {np.dtype(dtype)})")
                 shapes[k] = tuple(int(x) for x in shape)
     except HSW2VError:
         raise
