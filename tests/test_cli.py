@@ -1,4 +1,5 @@
 import gzip
+import importlib
 import json
 from pathlib import Path
 
@@ -173,7 +174,7 @@ def vectors_file(tmp_path):
 
 
 def test_similar_matches_gensim(vectors_file):
-    gensim = pytest.importorskip("gensim")
+    gensim = importlib.import_module("gensim")
     kv = gensim.models.KeyedVectors.load_word2vec_format(vectors_file)
     for pos, neg in [(["king"], []), (["king", "woman"], ["man"]), (["w3", "w7"], ["w9", "w1"])]:
         args = ["similar", *pos, "--vectors", vectors_file, "-n", "8", "--json"]
@@ -345,7 +346,7 @@ def http_server(tmp_path):
 
 def test_corpus_urls(tmp_path, small_corpus, http_server):
     """hsw2v reads http:// URLs through fsspec, compressed or not, in a real process."""
-    pytest.importorskip("fsspec")
+    importlib.import_module("fsspec")
     from .conftest import one_line_error, run_hsw2v
 
     root, base = http_server
