@@ -118,7 +118,8 @@ def _read_cache(path: str):
             n, dim = int(header["words"]), int(header["dim"])
             words = f.read(int(header["word_bytes"])).decode("utf-8").split("\n")
             matrix = np.fromfile(f, dtype="<f4", count=n * dim)
-        if len(words) != n or matrix.size != n * dim:
+            extra = f.read(1)  # a cache longer than its header says is not trusted
+        if len(words) != n or matrix.size != n * dim or extra:
             return None
         return words, matrix.reshape(n, dim).astype(np.float32, copy=False)
     except (OSError, KeyError, TypeError, ValueError, UnicodeDecodeError, AttributeError):
@@ -153,10 +154,7 @@ def read_word2vec(path: str, make_cache: bool = False) -> Vectors:
     if n * (dim + 1) > len(body):  # a row takes at least a byte per value and the word
         raise HSW2VError(f"{path}: the header says {n} words of {dim} values, but the file "
                          f"holds only {len(body)} bytes after it")
-    if _looks_binary(body, dim):
-        words, matrix = _parse_binary(path, body, n, dim)
-    else:
-        words, matrix = _parse_text(path, body, n, dim)
+    words, matrix = _parse_body(path, body, n, dim)
     try:
         vectors = Vectors(*_first_of_each(words, matrix, path))
     except HSW2VError as e:  # NaN or infinity: name the file
@@ -178,6 +176,21 @@ def _first_of_each(words: list[str], matrix: np.ndarray, path: str):
     return [words[i] for i in keep], matrix[keep]
 
 
+def _parse_body(path: str, body: bytes, n: int, dim: int):
+    """Rows parsed as the format :func:`_looks_binary` sees; if that fails, as the other
+    one (it sees only the first row: float bytes with an early 0x0A can pass for a short
+    text line, and a text word may hold a control byte). The first error is reported."""
+    first, second = ((_parse_binary, _parse_text) if _looks_binary(body, dim)
+                     else (_parse_text, _parse_binary))
+    try:
+        return first(path, body, n, dim)
+    except HSW2VError as e:
+        try:
+            return second(path, body, n, dim)
+        except HSW2VError:
+            raise e from None
+
+
 def _looks_binary(body: bytes, dim: int) -> bool:
     """True if the first row holds raw float32 bytes rather than printable text.
 
@@ -187,26 +200,29 @@ def _looks_binary(body: bytes, dim: int) -> bool:
     first = body[: nl if nl >= 0 else 64 + 32 * dim]
     try:
         text = first.decode("utf-8")
-    except UnicodeDecodeError:
-        return True
+    except UnicodeDecodeError as e:
+        if nl >= 0 or e.reason != "unexpected end of data":
+            return True
+        text = first[:e.start].decode("utf-8")  # a character cut by the window
     return any(ord(ch) < 32 and ch not in "\t\r" for ch in text)
 
 
 def _parse_text(path: str, body: bytes, n: int, dim: int):
     try:
-        lines = body.decode("utf-8").splitlines()
+        text = body.decode("utf-8")
     except UnicodeDecodeError as e:
         raise HSW2VError(f"{path}: invalid UTF-8 at byte {e.start} after the header") from None
-    lines = [ln for ln in lines if ln.strip()]
+    # split on "\n" only, as gensim and word2vec.c do: a word may hold U+2028 or U+0085
+    lines = [(i, ln) for i, ln in enumerate(text.split("\n"), 2) if ln.strip()]
     if len(lines) != n:
         raise HSW2VError(f"{path}: the header says {n} words but there are {len(lines)} rows")
     words = []
     values = []
-    for i, line in enumerate(lines):
+    for lineno, line in lines:
         parts = line.rstrip().split(" ")
         if len(parts) != dim + 1:
             raise HSW2VError(
-                f"{path}:{i + 2}: expected a word and {dim} values, got {len(parts) - 1} values"
+                f"{path}:{lineno}: expected a word and {dim} values, got {len(parts) - 1} values"
             )
         words.append(parts[0])
         values.append(parts[1:])
