@@ -1,0 +1,644 @@
+"""hsw2v.model in process: predictions and the context against a numpy reference,
+writing vectors (parsed back by hand), and loading model files, good and hostile.
+
+Models here are built directly (random vectors over a Huffman tree), so every test
+is fast and its expected values come from numpy in this file, never from the
+package's own kernels, paths or readers."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import zipfile
+from dataclasses import asdict
+
+import numpy as np
+import pytest
+
+import hsw2v
+import hsw2v.model as model_module
+from hsw2v.errors import HSW2VError
+from hsw2v.model import Model, load_model, read_vectors
+from hsw2v.settings import TrainSettings
+from hsw2v.tree import balanced, huffman
+from hsw2v.vocab import Vocab
+
+V, DIM = 20, 6
+
+
+def make_model(arch="cbow", cbow_mean=True, v=V, dim=DIM, seed=0, tree="huffman") -> Model:
+    """A model over words w0..w{v-1} with random vectors; counts descend to 1."""
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(v)]
+    counts = np.arange(v, 0, -1, dtype=np.int64) * 3 - 2  # 3v-2, …, 4, 1
+    settings = TrainSettings(arch=arch, cbow_mean=cbow_mean, dim=dim, min_count=1).resolved()
+    return Model(Vocab(words, counts), huffman(counts) if tree == "huffman" else balanced(v),
+                 rng.normal(size=(v, dim)).astype(np.float32),
+                 rng.normal(size=(v - 1, dim)).astype(np.float32),
+                 settings, [2.5, 1.25], {"tree": 0.5, "train": 3.0})
+
+
+@pytest.fixture(scope="module", params=["cbow", "cbow-sum", "skipgram"])
+def model(request):
+    arch = request.param.split("-")[0]
+    return make_model(arch, cbow_mean=request.param != "cbow-sum")
+
+
+# ---------------------------------------------------------------- the numpy reference
+
+def reference_context(m: Model, context) -> np.ndarray:
+    """Rows h_c in float64: the mean (or sum) of the known words' vectors for CBOW,
+    each known word's vector for skip-gram."""
+    rows = np.array([m.vectors[m.words.index(w)] for w in context if w in m.words], np.float64)
+    if m.arch == "cbow":
+        rows = rows.sum(axis=0, keepdims=True) / (len(rows) if m.settings.cbow_mean else 1)
+    return rows
+
+
+def reference_log_probs(m: Model, context) -> np.ndarray:
+    """Σ_c log P(w | h_c) for every word, walking the children table from the root:
+    child 0 of inner node a has probability σ(h·u_a), child 1 σ(−h·u_a)."""
+    rows = reference_context(m, context)
+    children = np.asarray(m.tree.children)
+    v = len(children) + 1
+    root = (set(range(v, 2 * v - 1)) - set(children.ravel().tolist())).pop() - v
+    out = np.full(v, np.nan)
+    stack = [(root, 0.0)]
+    while stack:
+        a, logp = stack.pop()
+        x = rows @ m.node_vectors[a].astype(np.float64)
+        for child, sign in zip(children[a], (1.0, -1.0)):
+            value = logp - np.logaddexp(0.0, -sign * x).sum()
+            if child < v:
+                out[child] = value
+            else:
+                stack.append((child - v, value))
+    assert not np.isnan(out).any()
+    return out
+
+
+def reference_top(m: Model, context, n: int) -> list[str]:
+    ref = reference_log_probs(m, context)
+    return [m.words[i] for i in np.argsort(-ref, kind="stable")[:n]]
+
+
+CONTEXTS = [["w3"], ["w0", "w7"], ["w19", "w2", "w11"], ["w5", "w5", "w14", "w1"]]
+
+
+# ---------------------------------------------------------------- context and prediction
+
+def test_context_matrix_is_the_mean_sum_or_rows(model):
+    for context in CONTEXTS:
+        H = model.context_matrix(context)
+        assert H.dtype == np.float32
+        expect = reference_context(model, context)
+        assert H.shape == expect.shape == ((1, DIM) if model.arch == "cbow" else (len(context), DIM))
+        np.testing.assert_allclose(H, expect, rtol=1e-5, atol=1e-6)
+    # a string is one word, not a sequence of characters
+    np.testing.assert_allclose(model.context_matrix("w12"), [model.vectors[12]], rtol=1e-6)
+
+
+def test_unknown_context_words_are_skipped_with_a_warning(model):
+    with pytest.warns(UserWarning) as caught:
+        H = model.context_matrix(["qq1", "w4", "qq2", "w9"])
+    [warning] = caught
+    assert "skipping unknown context words: qq1 qq2" in str(warning.message)
+    np.testing.assert_allclose(H, reference_context(model, ["w4", "w9"]), rtol=1e-5, atol=1e-6)
+
+
+def test_the_warning_points_at_the_callers_line(model):
+    with pytest.warns(UserWarning) as caught:
+        model.predict(["w1", "qq"], 3)
+    package = os.path.dirname(os.path.abspath(hsw2v.__file__))
+    assert not os.path.abspath(caught[0].filename).startswith(package + os.sep)
+    if "MUTANT_UNDER_TEST" not in os.environ:  # mutmut's trampolines add stack frames
+        assert caught[0].filename == __file__
+
+
+def test_no_known_context_word(model):
+    with pytest.raises(HSW2VError) as e:
+        model.predict(["qq1", "qq2"])
+    assert "no known context word (unknown: qq1 qq2)" in str(e.value)
+    with pytest.raises(HSW2VError) as e:
+        model.predict([])
+    assert str(e.value).endswith("no known context word")
+
+
+def test_predict_is_the_exact_top_n(model):
+    for context in CONTEXTS:
+        ref = reference_log_probs(model, context)
+        top = model.predict(context)  # ten by default
+        assert [w for w, _ in top] == reference_top(model, context, 10)
+        for w, p in top:
+            assert p == pytest.approx(np.exp(ref[model.words.index(w)]), rel=1e-4)
+        assert [w for w, _ in model.predict(context, 1)] == reference_top(model, context, 1)
+        everything = model.predict(context, V + 5)  # more than the vocabulary: all of it
+        assert [w for w, _ in everything] == reference_top(model, context, V)
+    assert model.predict("w6", 4) == model.predict(["w6"], 4)
+
+
+@pytest.mark.parametrize("topn", [0, -3])
+def test_topn_must_be_positive(model, topn):
+    for call in (lambda: model.predict(["w1"], topn), lambda: model.predict_many([["w1"]], topn)):
+        with pytest.raises(HSW2VError, match=f"topn must be positive, got {topn}"):
+            call()
+
+
+def test_predict_many_equals_the_reference_and_predict(model):
+    assert model.predict_many([]) == []
+    batch = model.predict_many(CONTEXTS)  # contexts of different lengths share a batch
+    assert len(batch) == len(CONTEXTS)
+    for context, got in zip(CONTEXTS, batch):
+        ref = reference_log_probs(model, context)
+        assert [w for w, _ in got] == reference_top(model, context, 10)
+        for w, p in got:
+            assert p == pytest.approx(np.exp(ref[model.words.index(w)]), rel=1e-4)
+        single = model.predict(context, 10)
+        assert [w for w, _ in got] == [w for w, _ in single]
+        np.testing.assert_allclose([p for _, p in got], [p for _, p in single], rtol=1e-12)
+    ones = model.predict_many(CONTEXTS, 1)
+    assert [[w for w, _ in top] for top in ones] == [reference_top(model, c, 1) for c in CONTEXTS]
+    all_of_them = model.predict_many(CONTEXTS[:2], V + 1)
+    assert [[w for w, _ in top] for top in all_of_them] == [reference_top(model, c, V)
+                                                            for c in CONTEXTS[:2]]
+
+
+def test_log_prob_and_all_log_probs_equal_the_reference(model):
+    for context in CONTEXTS:
+        ref = reference_log_probs(model, context)
+        got = model.all_log_probs(context)
+        assert got.dtype == np.float64 and got.shape == (V,)
+        np.testing.assert_allclose(got, ref, atol=1e-5)
+        for w in (0, 7, V - 1):
+            assert model.log_prob(f"w{w}", context) == pytest.approx(ref[w], abs=1e-5)
+    if model.arch != "skipgram":  # one context row: a normalised distribution
+        assert np.exp(model.all_log_probs(["w2", "w8"])).sum() == pytest.approx(1.0, abs=1e-6)
+
+
+def test_log_prob_of_an_unknown_word_names_it(model):
+    with pytest.raises(HSW2VError) as e:
+        model.log_prob("w1x", ["w2"])
+    message = str(e.value)
+    assert "'w1x'" in message and "did you mean" in message and "w1" in message.split("mean")[1]
+
+
+def reference_most_similar(m: Model, positive, negative, n):
+    unit = m.vectors / np.linalg.norm(m.vectors, axis=1, keepdims=True)
+    query = sum(unit[m.words.index(w)] for w in positive) - sum(
+        (unit[m.words.index(w)] for w in negative), np.zeros(m.dim))
+    sims = unit @ (query / np.linalg.norm(query))
+    order = [i for i in np.argsort(-sims) if m.words[i] not in (*positive, *negative)]
+    return [(m.words[i], sims[i]) for i in order[:n]]
+
+
+@pytest.mark.parametrize("positive, negative, n", [
+    (["w3"], [], None), (["w3", "w8"], ["w1"], 3), (["w0"], ["w17", "w4"], 5)])
+def test_most_similar_is_3cosadd(positive, negative, n):
+    m = make_model(seed=3)
+    got = m.most_similar(positive, negative) if n is None else m.most_similar(positive, negative, n)
+    expect = reference_most_similar(m, positive, negative, 10 if n is None else n)
+    assert [w for w, _ in got] == [w for w, _ in expect]
+    np.testing.assert_allclose([s for _, s in got], [s for _, s in expect], atol=1e-5)
+
+
+# ---------------------------------------------------------------- writing vectors
+
+def parse_text(data: bytes):
+    lines = data.decode("utf-8").splitlines()
+    n, d = map(int, lines[0].split())
+    rows = [line.split(" ") for line in lines[1:]]
+    assert len(rows) == n and all(len(r) == d + 1 for r in rows)
+    return [r[0] for r in rows], np.array([[float(x) for x in r[1:]] for r in rows], np.float32)
+
+
+def parse_binary(data: bytes):
+    header, _, rest = data.partition(b"\n")
+    n, d = map(int, header.split())
+    words, rows, pos = [], [], 0
+    for _ in range(n):
+        space = rest.index(b" ", pos)
+        words.append(rest[pos:space].decode("utf-8"))
+        rows.append(np.frombuffer(rest[space + 1:space + 1 + 4 * d], dtype="<f4"))
+        pos = space + 1 + 4 * d
+        assert rest[pos:pos + 1] == b"\n"
+        pos += 1
+    assert pos == len(rest)
+    return words, np.array(rows)
+
+
+def test_save_vectors_text_binary_and_cache(tmp_path):
+    m = make_model(seed=5)
+    text = str(tmp_path / "v.txt")
+    m.save_vectors(text)  # text, and no sidecar, unless asked
+    words, matrix = parse_text((tmp_path / "v.txt").read_bytes())
+    assert words == m.words and np.array_equal(matrix, m.vectors)  # %.9g: float32 exactly
+    assert sorted(os.listdir(tmp_path)) == ["v.txt"]
+    binary = str(tmp_path / "v.bin")
+    m.save_vectors(binary, binary=True, cache=True)
+    words, matrix = parse_binary((tmp_path / "v.bin").read_bytes())
+    assert words == m.words and np.array_equal(matrix, m.vectors)
+    assert os.path.exists(binary + ".cache")
+    again = read_vectors(binary)
+    assert again.words == m.words and np.array_equal(again.matrix, m.vectors)
+
+
+def test_write_vectors_into_an_open_file():
+    m = make_model(seed=6)
+    f = io.BytesIO()
+    m.write_vectors(f)
+    words, matrix = parse_text(f.getvalue())
+    assert words == m.words and np.array_equal(matrix, m.vectors)
+    f = io.BytesIO()
+    m.write_vectors(f, binary=True)
+    words, matrix = parse_binary(f.getvalue())
+    assert words == m.words and np.array_equal(matrix, m.vectors)
+
+
+def test_read_vectors_makes_a_cache_only_when_asked(tmp_path):
+    m = make_model(seed=7)
+    path = tmp_path / "hand.txt"
+    path.write_text(f"{V} {DIM}\n" + "".join(
+        w + "".join(f" {x!r}" for x in row.tolist()) + "\n" for w, row in zip(m.words, m.vectors)))
+    got = read_vectors(str(path))
+    assert got.words == m.words and np.array_equal(got.matrix, m.vectors)
+    assert os.listdir(tmp_path) == ["hand.txt"]
+    read_vectors(str(path), make_cache=True)
+    assert sorted(os.listdir(tmp_path)) == ["hand.txt", "hand.txt.cache"]
+    m.save(str(tmp_path / "m.npz"))
+    got = read_vectors(str(tmp_path / "m.npz"))
+    assert got.words == m.words and np.array_equal(got.matrix, m.vectors)
+
+
+# ---------------------------------------------------------------- the model file
+
+def npz_arrays(path) -> dict[str, np.ndarray]:
+    with np.load(path, allow_pickle=False) as z:
+        return dict(z)
+
+
+def assert_same_model(a: Model, b: Model):
+    assert a.words == b.words
+    assert np.array_equal(a.vocab.counts, b.vocab.counts)
+    assert np.array_equal(a.tree.children, b.tree.children) and a.tree.kind == b.tree.kind
+    for x, y in ((a.vectors, b.vectors), (a.node_vectors, b.node_vectors)):
+        assert x.dtype == y.dtype == np.float32 and np.array_equal(x, y)
+    assert asdict(a.settings) == asdict(b.settings)
+    assert a.epoch_loss == b.epoch_loss and a.seconds == b.seconds
+
+
+def test_the_file_holds_plain_arrays(tmp_path):
+    m = make_model("skipgram", seed=8)
+    m.words[0] = "naïve"  # UTF-8 words of several bytes
+    m.vocab.index = {w: i for i, w in enumerate(m.words)}
+    path = str(tmp_path / "m.npz")
+    m.save(path)
+    z = npz_arrays(path)
+    meta = json.loads(z["meta"].tobytes().decode())
+    assert (meta["format"], meta["version"], meta["tree"]) == ("hsw2v-model", 1, "huffman")
+    assert meta["settings"]["arch"] == "skipgram" and meta["settings"]["epoch_loss"] == [2.5, 1.25]
+    assert meta["settings"]["train_seconds"] == 3.0 and meta["settings"]["tree_seconds"] == 0.5
+    assert z["words"].tobytes() == "".join(m.words).encode()
+    assert z["word_offsets"].tolist() == [0, *np.cumsum([len(w.encode()) for w in m.words])]
+    assert np.array_equal(z["counts"], m.vocab.counts)
+    assert np.array_equal(z["children"], m.tree.children)
+    assert np.array_equal(z["vectors"], m.vectors)
+    assert np.array_equal(z["node_vectors"], m.node_vectors)
+    assert_same_model(load_model(path), m)
+
+
+@pytest.mark.parametrize("v, dim, tree", [(2, 1, "huffman"), (3, 2, "balanced"),
+                                         (40, 9, "huffman"), (33, 5, "balanced")])
+def test_round_trip_down_to_two_words_and_one_dimension(tmp_path, v, dim, tree):
+    m = make_model(v=v, dim=dim, seed=v, tree=tree)
+    m.save(str(tmp_path / "m.npz"))
+    loaded = load_model(str(tmp_path / "m.npz"))
+    assert_same_model(loaded, m)
+    assert loaded.tree.kind == tree and loaded.vocab.counts.min() == 1
+    assert [w for w, _ in loaded.predict(["w1"], 2)] == reference_top(m, ["w1"], 2)
+
+
+def test_a_trained_model_round_trips(small_corpus, tmp_path):
+    m = hsw2v.train(small_corpus, dim=8, epochs=1, min_count=1, threads=1, progress=False)
+    m.save(str(tmp_path / "m.npz"))
+    loaded = load_model(str(tmp_path / "m.npz"))
+    assert_same_model(loaded, m)
+    assert len(loaded.epoch_loss) == 1 and "train" in loaded.seconds
+    context = m.words[:3]
+    assert loaded.predict(context, 5) == m.predict(context, 5)
+
+
+@pytest.fixture
+def saved(tmp_path):
+    """(directory, arrays of a good model file m.npz)."""
+    make_model(seed=11).save(str(tmp_path / "m.npz"))
+    return tmp_path, npz_arrays(tmp_path / "m.npz")
+
+
+def meta_of(arrays) -> dict:
+    return json.loads(arrays["meta"].tobytes())
+
+
+def with_meta(arrays, meta) -> dict:
+    return {**arrays, "meta": np.frombuffer(json.dumps(meta).encode(), np.uint8)}
+
+
+def refused(directory, arrays, **savez) -> str:
+    """Save ``arrays`` as bad.npz; load_model must refuse it with one line naming it."""
+    path = str(directory / "bad.npz")
+    np.savez(path, **arrays, **savez)
+    with pytest.raises(HSW2VError) as e:
+        load_model(path)
+    message = str(e.value)
+    assert message.startswith(f"{path}: ") and "\n" not in message
+    return message
+
+
+def loads(directory, arrays) -> Model:
+    path = str(directory / "good.npz")
+    np.savez(path, **arrays)
+    return load_model(path)
+
+
+def test_missing_arrays_are_named(saved):
+    d, z = saved
+    del z["vectors"], z["counts"]
+    assert "not an hsw2v model (missing counts, vectors)" in refused(d, z)
+    assert "(missing meta)" in refused(d, {k: v for k, v in npz_arrays(d / "m.npz").items()
+                                           if k != "meta"})
+
+
+def test_not_a_file_or_not_a_zip(tmp_path):
+    (tmp_path / "junk.npz").write_bytes(b"\x00junk" * 50)
+    for name, reason in [("absent.npz", "no such file"), ("", "is a directory"),
+                         ("junk.npz", "not an hsw2v model file (File is not a zip file)")]:
+        path = str(tmp_path / name)
+        with pytest.raises(HSW2VError) as e:
+            load_model(path)
+        assert str(e.value) == f"{path}: {reason}"
+
+
+@pytest.mark.parametrize("key, change, fragment", [
+    ("counts", lambda a: a.astype(np.int32), "counts is int32, not C-order int64"),
+    ("vectors", lambda a: a.astype(np.float64), "vectors is float64, not C-order float32"),
+    ("vectors", lambda a: a.astype(">f4"), "vectors is >f4, not C-order float32"),
+    ("words", lambda a: a.astype(np.int8), "words is int8, not C-order uint8"),
+    ("meta", lambda a: np.array([json.loads(a.tobytes())], dtype=object), "meta is object"),
+    ("counts", lambda a: np.array(5), "counts has shape ()"),
+    ("counts", lambda a: a[:1], "counts has shape (1,)"),
+    ("counts", lambda a: np.repeat(a[:, None], 2, axis=1), f"counts has shape ({V}, 2)"),
+    ("vectors", lambda a: a[:, 0].copy(), f"vectors has shape ({V},)"),
+    ("vectors", lambda a: a[:, :0], f"vectors has shape ({V}, 0)"),
+    ("vectors", lambda a: a[:-1], f"vectors has shape ({V - 1}, {DIM})"),
+    ("node_vectors", lambda a: a[:, :-1], f"node_vectors has shape ({V - 1}, {DIM - 1})"),
+    ("children", lambda a: a[:-1], f"children has shape ({V - 2}, 2)"),
+    ("word_offsets", lambda a: a[:-1], f"word_offsets has shape ({V},)"),
+    ("meta", lambda a: a.reshape(-1, 1), "meta has shape ("),
+    ("words", lambda a: a.reshape(-1, 1), "words has shape ("),
+])
+def test_declared_types_and_shapes_are_checked(saved, key, change, fragment):
+    d, z = saved
+    z[key] = change(z[key])
+    message = refused(d, z, allow_pickle=True) if key == "meta" else refused(d, z)
+    assert f"corrupt model ({fragment}" in message
+
+
+def test_fortran_order_is_refused_and_said(saved):
+    d, z = saved
+    path = d / "fortran.npz"
+    with zipfile.ZipFile(path, "w") as f:
+        for k, a in z.items():
+            with f.open(k + ".npy", "w") as member:
+                np.lib.format.write_array(member, np.asfortranarray(a) if k == "vectors" else a)
+    with pytest.raises(HSW2VError, match=r"corrupt model \(vectors is float32 in Fortran order, not C-order float32\)"):
+        load_model(str(path))
+
+
+def write_zip(path, arrays, compression=zipfile.ZIP_STORED, version=None):
+    with zipfile.ZipFile(path, "w", compression) as f:
+        for k, a in arrays.items():
+            with f.open(k + ".npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, a, version=version)
+    return str(path)
+
+
+def test_npy_format_2_members_load(saved):
+    d, z = saved
+    path = write_zip(d / "v2.npz", z, version=(2, 0))
+    assert_same_model(load_model(path), load_model(str(d / "m.npz")))
+
+
+def test_compressed_models_load(saved):
+    """np.savez_compressed of a real model (zero vectors deflate a thousandfold, and
+    a stored member may be larger than a mebibyte)."""
+    d, z = saved
+    m = make_model(v=30, dim=1000, seed=1)
+    m.vectors[:] = 0
+    m.save(str(d / "big.npz"))  # stored: vectors 120 kB, node_vectors 116 kB
+    z = npz_arrays(d / "big.npz")
+    np.savez_compressed(d / "deflated.npz", **z)
+    with zipfile.ZipFile(d / "deflated.npz") as f:
+        info = f.getinfo("vectors.npy")
+        assert info.file_size > 500 * info.compress_size
+    assert_same_model(load_model(str(d / "deflated.npz")), m)
+    m = make_model(v=40, dim=8192, seed=2)  # 1.25 MiB of vectors, stored
+    m.save(str(d / "large.npz"))
+    assert_same_model(load_model(str(d / "large.npz")), m)
+
+
+def test_inflation_limit(saved):
+    """A member may inflate to 1 MiB whatever its ratio, beyond that at most 100-fold."""
+    d, _ = saved
+    probe = io.BytesIO()
+    np.lib.format.write_array(probe, np.zeros(1000, np.uint8))
+    header = len(probe.getvalue()) - 1000  # the .npy header of a 1-D uint8 array
+    # words whose last is long enough to make the words member exactly 1 MiB
+    m = make_model(seed=12)
+    z = npz_arrays(d / "m.npz")
+    long_word = "x" * ((1 << 20) - header - sum(len(w) for w in m.words[:-1]))
+    words = [*m.words[:-1], long_word]
+    blob = "".join(words).encode()
+    z["words"] = np.frombuffer(blob, np.uint8)
+    z["word_offsets"] = np.array([0, *np.cumsum([len(w) for w in words])], np.int64)
+    path = write_zip(d / "mib.npz", z, zipfile.ZIP_DEFLATED)
+    with zipfile.ZipFile(path) as f:
+        info = f.getinfo("words.npy")
+        assert info.file_size == 1 << 20 and info.file_size > 100 * info.compress_size
+    assert load_model(path).words[-1] == long_word
+    # one byte more is refused, named, before anything is inflated
+    z["words"] = np.frombuffer(blob + b"y", np.uint8)
+    z["word_offsets"][-1] += 1
+    path = write_zip(d / "over.npz", z, zipfile.ZIP_DEFLATED)
+    with zipfile.ZipFile(path) as f:
+        info = f.getinfo("words.npy")
+    with pytest.raises(HSW2VError) as e:
+        load_model(path)
+    assert str(e.value).startswith(f"{path}: words would inflate {info.compress_size} bytes to "
+                                   f"{(1 << 20) + 1}")
+    # 1.5 MiB of zero vectors in a few kilobytes
+    m = make_model(v=48, dim=8192, seed=13)
+    m.vectors[:] = 0
+    m.save(str(d / "zeros.npz"))
+    path = write_zip(d / "zeros-deflated.npz", npz_arrays(d / "zeros.npz"), zipfile.ZIP_DEFLATED)
+    with pytest.raises(HSW2VError, match="vectors would inflate"):
+        load_model(path)
+
+
+def bomb(path, v, d):
+    """Headers declaring a (v, d) model over members of a few bytes each."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, dtype, shape in [("meta", "u1", (2,)), ("words", "u1", (v,)),
+                                   ("word_offsets", "<i8", (v + 1,)), ("counts", "<i8", (v,)),
+                                   ("children", "<i4", (v - 1, 2)), ("vectors", "<f4", (v, d)),
+                                   ("node_vectors", "<f4", (v - 1, d))]:
+            with z.open(name + ".npy", "w", force_zip64=True) as f:
+                np.lib.format.write_array_header_1_0(
+                    f, {"descr": dtype, "fortran_order": False, "shape": shape})
+                f.write(b"\0" * 1000)
+    return str(path)
+
+
+def test_a_model_larger_than_memory_is_refused_unread(tmp_path, monkeypatch):
+    v, d = 10_000_000, 100_000  # 4 TB: more than any machine, and than the fallback
+    path = bomb(tmp_path / "bomb.npz", v, d)
+    assert os.path.getsize(path) < 100_000
+    with pytest.raises(HSW2VError, match="GiB of memory available"):
+        load_model(path)
+    v, d = 1_000_000, 1400
+    total = 2 + v + 8 * (v + 1) + 8 * v + 4 * 2 * (v - 1) + 4 * v * d + 4 * (v - 1) * d
+    available = int(3.3 * 2**30)
+    monkeypatch.setattr(model_module, "available_memory", lambda: available)
+    path = bomb(tmp_path / "bomb2.npz", v, d)
+    with pytest.raises(HSW2VError) as e:
+        load_model(path)
+    assert str(e.value) == (f"{path}: the model would take {total / 2**30:.1f} GiB, more than the "
+                            f"{available / 2**30:.1f} GiB of memory available")
+
+
+def test_a_model_exactly_the_size_of_memory_loads(saved, monkeypatch):
+    d, z = saved
+    total = sum(a.nbytes for a in z.values())
+    monkeypatch.setattr(model_module, "available_memory", lambda: total)
+    load_model(str(d / "m.npz"))
+    monkeypatch.setattr(model_module, "available_memory", lambda: total - 1)
+    with pytest.raises(HSW2VError, match="more than the"):
+        load_model(str(d / "m.npz"))
+
+
+def fake_meminfo(monkeypatch, text):
+    """Make available_memory read ``text`` as /proc/meminfo (None: unreadable)."""
+    real_open = open
+
+    def fake_open(path, *args, **kwargs):
+        if path != "/proc/meminfo":
+            return real_open(path, *args, **kwargs)
+        if text is None:
+            raise PermissionError(13, "Permission denied", path)
+        return io.StringIO(text)
+
+    monkeypatch.setattr(model_module, "open", fake_open, raising=False)
+
+
+def test_available_memory_reads_memavailable(monkeypatch):
+    fake_meminfo(monkeypatch, "MemTotal:       8000 kB\nMemFree:         700 kB\n"
+                              "MemAvailable:    1500 kB\nBuffers:          30 kB\n")
+    assert model_module.available_memory() == 1500 * 1024
+
+
+def test_unknown_memory_refuses_no_model(saved, monkeypatch):
+    d, _ = saved
+    fake_meminfo(monkeypatch, None)
+    assert model_module.available_memory() >= 2**40  # unknown: no practical limit
+    assert load_model(str(d / "m.npz")).words[0] == "w0"
+    fake_meminfo(monkeypatch, "MemTotal: 8000 kB\n")  # no MemAvailable line (old kernels)
+    assert load_model(str(d / "m.npz")).words[0] == "w0"
+
+
+def test_a_damaged_member_is_named(tmp_path):
+    """The headers are fine, the data fails its CRC: found when the arrays are read
+    (vectors of 40 kB, so that reading the header does not reach the CRC)."""
+    d = tmp_path
+    make_model(v=100, dim=100).save(str(d / "m.npz"))
+    z = npz_arrays(d / "m.npz")
+    z["vectors"][-1, -1] = np.float32(1234.5678)
+    np.savez(d / "crc.npz", **z)
+    data = bytearray((d / "crc.npz").read_bytes())
+    at = data.index(np.float32(1234.5678).tobytes())
+    data[at] ^= 1
+    (d / "crc.npz").write_bytes(bytes(data))
+    with pytest.raises(HSW2VError) as e:
+        load_model(str(d / "crc.npz"))
+    assert str(e.value).startswith(f"{d / 'crc.npz'}: not an hsw2v model file (")
+    assert "CRC" in str(e.value) and "vectors.npy" in str(e.value)
+
+
+def test_one_line_reason():
+    assert model_module._one_line(ValueError("bad\n   thing\there ")) == "bad thing here"
+    assert model_module._one_line(KeyError()) == "KeyError"
+
+
+def bad_words(z, blob: bytes, offsets) -> dict:
+    return {**z, "words": np.frombuffer(blob, np.uint8), "word_offsets": np.array(offsets, np.int64)}
+
+
+def test_metadata_is_checked(saved):
+    d, z = saved
+    meta = meta_of(z)
+    assert "corrupt model (unreadable metadata)" in refused(
+        d, {**z, "meta": np.frombuffer(b"\xff\xfe{", np.uint8)})
+    assert "corrupt model (unreadable metadata)" in refused(
+        d, {**z, "meta": np.frombuffer(b'{"format": ', np.uint8)})
+    for other in ([meta], {**meta, "format": "other"}, {"version": 1}):
+        assert refused(d, with_meta(z, other)).endswith(": not an hsw2v model file")
+    message = refused(d, with_meta(z, {**meta, "version": 2}))
+    assert "model format version 2, but this hsw2v reads version 1" in message
+    assert "corrupt model (the tree kind is not a string)" in refused(
+        d, with_meta(z, {**meta, "tree": 5}))
+    message = refused(d, with_meta(z, {**meta, "settings": {**meta["settings"], "window": "x"}}))
+    assert "corrupt model (model settings: window must be int" in message
+
+
+def test_words_and_counts_are_checked(saved):
+    d, z = saved
+    words = [f"w{i}" for i in range(V)]
+    blob = "".join(words).encode()
+    offsets = [0, *np.cumsum([len(w) for w in words])]
+    for b, o in [(blob + b"!", offsets),  # a byte that no word covers
+                 (blob, [1, *offsets[1:]]),  # the first word does not start at 0
+                 (blob, [0, 3, 2, *offsets[3:]])]:  # a word that ends before it starts
+        assert "corrupt model (word_offsets do not index the words)" in refused(
+            d, bad_words(z, b, o))
+    assert "corrupt model (a word is not UTF-8)" in refused(
+        d, bad_words(z, b"\xff" + blob[1:], offsets))
+    assert "corrupt model (vocab: a word appears twice)" in refused(
+        d, bad_words(z, b"w1" + blob[2:], offsets))
+    counts = z["counts"]
+    for bad in (np.where(counts == counts.min(), 0, counts),  # not positive
+                np.array([*counts[:5], counts[6], counts[5], *counts[7:]])):  # a rise
+        assert "corrupt model (counts must be positive and in descending order)" in refused(
+            d, {**z, "counts": bad.astype(np.int64)})
+
+
+@pytest.mark.parametrize("key", ["vectors", "node_vectors"])
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_non_finite_vectors_are_refused(saved, key, value):
+    d, z = saved
+    z[key][2, 1] = value
+    assert f"corrupt model ({key} hold NaN or infinity)" in refused(d, z)
+
+
+def test_settings_losses_and_timings(saved):
+    d, z = saved
+    meta = meta_of(z)
+    bare = {k: v for k, v in meta.items() if k not in ("tree", "settings")}
+    m = loads(d, with_meta(z, bare))  # older files: no tree kind, no settings
+    assert m.tree.kind == "huffman"
+    assert asdict(m.settings) == asdict(TrainSettings().resolved())
+    assert m.epoch_loss == [] and m.seconds == {}
+    settings = {k: v for k, v in meta["settings"].items() if k != "epoch_loss"}
+    m = loads(d, with_meta(z, {**meta, "settings": settings}))
+    assert m.epoch_loss == [] and m.seconds == {"tree": 0.5, "train": 3.0}
+    assert m.arch == "cbow" and m.settings.dim == DIM
+    for bad in ({"epoch_loss": 5}, {"epoch_loss": {}}, {"epoch_loss": ["1.5"]},
+                {"epoch_loss": [True]}, {"train_seconds": "3"}, {"train_seconds": None}):
+        message = refused(d, with_meta(z, {**meta, "settings": {**meta["settings"], **bad}}))
+        assert "corrupt model (epoch_loss and timings must be numbers)" in message
