@@ -186,11 +186,10 @@ def _paths(children: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarra
     if np.any(hits > 1) or hits.sum() != 2 * n - 2 or len(roots) != 1:
         raise HSW2VError("tree: not a full binary tree (a node has two parents or none)")
     root = int(roots[0])
-    # Depths top-down, in breadth-first order from the root.
+    levels = _levels(children, root, n)
     depth = np.zeros(2 * n - 1, dtype=np.int64)
-    order = _top_down_order(children, root, n)
-    for node in order[1:]:
-        depth[node] = depth[n + parent[node]] + 1
+    for d, level in enumerate(levels):
+        depth[level] = d
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(depth[:n], out=offsets[1:])
     nodes = np.empty(offsets[-1], dtype=np.int32)
@@ -199,29 +198,28 @@ def _paths(children: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarra
     cur = np.arange(n, dtype=np.int64)
     pos = offsets[1:] - 1
     active = np.arange(n)
-    while len(active):
+    for _ in range(len(levels) - 1):
         p = parent[cur[active]]
         nodes[pos[active]] = p
         codes[pos[active]] = code[cur[active]]
         cur[active] = n + p
         pos[active] -= 1
         active = active[pos[active] >= offsets[:-1][active]]
-    inner_order = np.array([node - n for node in order if node >= n], dtype=np.int64)
-    return root, inner_order, offsets, nodes, codes
+    order = np.concatenate(levels)
+    return root, order[order >= n] - n, offsets, nodes, codes
 
 
-def _top_down_order(children: np.ndarray, root: int, n: int) -> list[int]:
-    """Node ids in breadth-first order from the root."""
-    order = [n + root]
-    i = 0
-    while i < len(order):
-        node = order[i]
-        if node >= n:
-            order.extend(children[node - n].tolist())
-        i += 1
-    if len(order) != 2 * n - 1:
+def _levels(children: np.ndarray, root: int, n: int) -> list[np.ndarray]:
+    """Node ids level by level from the root (``levels[d]`` at depth d)."""
+    levels = [np.array([n + root], dtype=np.int64)]
+    for _ in range(n):  # no path is longer than n - 1
+        inner = levels[-1][levels[-1] >= n] - n
+        if not len(inner):
+            break
+        levels.append(children[inner].ravel().astype(np.int64))
+    if sum(map(len, levels)) != 2 * n - 1:
         raise HSW2VError("tree: not every node is reachable from the root")
-    return order
+    return levels
 
 
 named_trees: dict[str, Callable[[np.ndarray, int], Tree]] = {
