@@ -215,6 +215,9 @@ def test_word_pairs_match_gensim(tmp_path, seed, case_insensitive):
     path.write_text("\n".join(lines) + "\n")
     ours = evaluate_word_pairs(vectors, str(path), case_insensitive=case_insensitive)
     pearson, spear, oov_pct = gensim_kv(vectors).evaluate_word_pairs(str(path), case_insensitive=case_insensitive)
+    if case_insensitive:  # both functions' defaults
+        assert evaluate_word_pairs(vectors, str(path)) == ours
+        assert gensim_kv(vectors).evaluate_word_pairs(str(path))[0] == pearson
     assert ours["spearman"] == pytest.approx(spear[0], abs=1e-6)
     assert ours["pearson"] == pytest.approx(pearson[0], abs=1e-6)
     assert ours["oov_rate"] * 100 == pytest.approx(oov_pct, abs=1e-9)
@@ -322,7 +325,7 @@ def test_restrict_must_be_positive(small, tmp_path):
     questions.write_text(": s\na b c d\n")
     pairs.write_text("a\ta\t1\nb\ta\t2\n")
     for fn, path in ((evaluate_analogies, questions), (evaluate_word_pairs, pairs)):
-        with pytest.raises(HSW2VError, match="restrict must be positive"):
+        with pytest.raises(HSW2VError, match="^restrict must be positive$"):
             fn(small, str(path), restrict=0)
     assert evaluate_analogies(small, str(questions), restrict=1)["oov"] == 1
     assert evaluate_word_pairs(small, str(pairs), restrict=1)["pairs"] == 1
@@ -369,7 +372,16 @@ def test_exact_replay_only_where_case_variants_need_it(tmp_path, monkeypatch):
     only those are replayed one by one, and the results still equal gensim's."""
     import hsw2v.evaluate as ev
 
-    vectors, lines = planted(1)
+    planted_vectors, lines = planted(1)
+    # "bar" in 6 spellings (5 others: replayed), "qux" in 5 (4 others: not replayed)
+    rng = np.random.default_rng(4)
+    extra = ["bar", "Bar", "bAr", "baR", "BAr", "BAR", "qux", "Qux", "qUx", "quX", "QUX"]
+    near = planted_vectors.matrix[planted_vectors.words.index("Capital2")]
+    vectors = Vectors(planted_vectors.words + extra, np.vstack(
+        [planted_vectors.matrix, near + rng.normal(size=(len(extra), near.size)) * 0.2]
+    ).astype(np.float32))
+    lines += [": variants"] + [f"{w} Capital2 Country{i} Capital{i}"
+                               for w in ("bar", "QUX") for i in range(3, 9)]
     path = tmp_path / "q.txt"
     path.write_text("\n".join(lines) + "\n")
     replayed = []

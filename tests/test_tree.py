@@ -73,9 +73,9 @@ def test_no_depth_limit():
 
 
 @pytest.mark.parametrize(("counts", "message"), [
-    ([5], "need at least 2 distinct words"),
-    ([1, 5], "descending order"),
-    ([5, 1, 3], "descending order"),  # only the tail is out of order
+    ([5], "^need at least 2 distinct words to build a tree$"),
+    ([1, 5], "^huffman: counts must be sorted in descending order$"),
+    ([5, 1, 3], "^huffman: counts must be sorted in descending order$"),  # only the tail
 ])
 def test_huffman_rejects_bad_counts(counts, message):
     with pytest.raises(HSW2VError, match=message):
@@ -85,23 +85,29 @@ def test_huffman_rejects_bad_counts(counts, message):
 # Children tables that are not a full binary tree over V leaves; V = rows + 1,
 # leaves 0..V-1, inner node a has id V + a.
 BAD_CHILDREN = {
-    "one-dimensional": ([0, 1], "must have shape"),
-    "three children": ([[0, 1, 2]], "must have shape"),
-    "no rows": (np.zeros((0, 2)), "must have shape"),
-    "negative id": ([[0, -1], [1, 3]], "child id out of range"),
-    "id just past the last node": ([[0, 1], [2, 5]], "child id out of range"),
-    "leaf with two parents": ([[0, 0], [1, 3]], "not a full binary tree"),
-    "inner node with two parents": ([[0, 1], [3, 3]], "not a full binary tree"),
-    "cycle, a leaf left out": ([[4, 0], [1, 3]], "not a full binary tree"),
-    "detached cycle": ([[0, 8], [7, 3], [6, 4], [1, 2]], "not every node is reachable"),
+    "one-dimensional": ([0, 1], "^tree: children must have shape"),
+    "three children": ([[0, 1, 2]], "^tree: children must have shape"),
+    "no rows": (np.zeros((0, 2)), "^tree: children must have shape"),
+    "negative id": ([[0, -1], [1, 3]], "^tree: child id out of range"),
+    "id just past the last node": ([[0, 1], [2, 5]], "^tree: child id out of range"),
+    "leaf with two parents": ([[0, 0], [1, 3]], "^tree: not a full binary tree"),
+    "inner node with two parents": ([[0, 1], [3, 3]], "^tree: not a full binary tree"),
+    "cycle, a leaf left out": ([[4, 0], [1, 3]], "^tree: not a full binary tree"),
+    "detached cycle": ([[0, 8], [7, 3], [6, 4], [1, 2]], "^tree: not every node is reachable"),
 }
 
 
 @pytest.mark.parametrize("case", BAD_CHILDREN)
 def test_malformed_children_are_rejected(case):
     children, message = BAD_CHILDREN[case]
-    with pytest.raises(HSW2VError, match=message):
+    with pytest.raises(HSW2VError, match=message) as e:
         Tree(np.asarray(children), "loaded")
+    assert str(e.value) in {
+        "tree: children must have shape (V-1, 2) with V ≥ 2",
+        "tree: child id out of range",
+        "tree: not a full binary tree (a node has two parents or none)",
+        "tree: not every node is reachable from the root",
+    }
 
 
 @pytest.mark.parametrize("kind", ["huffman", "balanced", "random", "fano"])
@@ -151,7 +157,7 @@ def test_from_splits_rejects_a_split_that_leaves_a_side_empty():
     for bad in (lambda order, lo, hi: lo, lambda order, lo, hi: hi):
         with pytest.raises(HSW2VError, match="leaves a side empty"):
             from_splits(np.arange(5), bad, "bad")
-    with pytest.raises(HSW2VError, match="need at least 2 distinct words"):
+    with pytest.raises(HSW2VError, match="^need at least 2 distinct words to build a tree$"):
         from_splits(np.arange(1), lambda order, lo, hi: lo + 1, "one")
 
 
