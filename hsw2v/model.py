@@ -292,8 +292,8 @@ def load_model(path: str) -> Model:
     vectors, node_vectors = arrays["vectors"], arrays["node_vectors"]
     n = len(counts)
     problems = [
-        (offsets[0] != 0 or offsets[-1] != len(arrays["words"]) or np.any(np.diff(offsets) < 0),
-         "word_offsets do not index the words"),
+        (offsets[0] != 0 or offsets[-1] != len(arrays["words"]) or np.any(np.diff(offsets) <= 0),
+         "word_offsets do not index the words"),  # or a word is empty
         (counts.min() < 1 or np.any(counts[1:] > counts[:-1]),
          "counts must be positive and in descending order"),
         (not np.isfinite(vectors).all(), "vectors hold NaN or infinity"),

@@ -604,7 +604,8 @@ def test_words_and_counts_are_checked(saved):
     offsets = [0, *np.cumsum([len(w) for w in words])]
     for b, o in [(blob + b"!", offsets),  # a byte that no word covers
                  (blob, [1, *offsets[1:]]),  # the first word does not start at 0
-                 (blob, [0, 3, 2, *offsets[3:]])]:  # a word that ends before it starts
+                 (blob, [0, 3, 2, *offsets[3:]]),  # a word that ends before it starts
+                 (blob[2:], [0, 0, *(np.array(offsets[2:]) - 2)])]:  # an empty word
         assert "corrupt model (word_offsets do not index the words)" in refused(
             d, bad_words(z, b, o))
     assert "corrupt model (a word is not UTF-8)" in refused(
