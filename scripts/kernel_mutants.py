@@ -16,7 +16,8 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-TESTS = ["tests/test_kernels.py", "tests/test_predict.py", "tests/test_end_to_end.py"]
+TESTS = ["tests/test_kernels.py", "tests/test_predict.py", "tests/test_model.py",
+         "tests/test_end_to_end.py"]
 
 MUTANTS = [  # (what, file, original text, mutated text)
     ("swap a code's sign", "softmax.py",
@@ -35,6 +36,10 @@ MUTANTS = [  # (what, file, original text, mutated text)
     ("CBOW context: sum for mean", "softmax.py", "    if mean:\n        inv", "    if False:\n        inv"),
     ("no update of the context vectors (CBOW)", "sgd.py", "            c[d] += grad_h[d]",
      "            c[d] += 0.0"),
+    ("prediction: codes 0 and 1 swapped consistently", "softmax.py",
+     "        left += ls\n        right += ls - x", "        right += ls\n        left += ls - x"),
+    ("prefetch the entering word one position early", "sgd.py",
+     "prefetch_row(syn0, sen[i + 1 + window])", "prefetch_row(syn0, sen[i + window])"),
 ]
 
 
