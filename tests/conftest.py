@@ -5,8 +5,10 @@ import os
 import random
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -70,3 +72,18 @@ def one_line_error(result: subprocess.CompletedProcess) -> str:
              and not ln.startswith(("vocab", "train"))]
     assert len(lines) == 1 and lines[0].startswith("hsw2v: error: "), result.stderr
     return lines[0]
+
+
+def model_bomb(path, v: int, d: int, filler: int = 1000) -> str:
+    """A model file whose ``.npy`` headers declare a (v, d) model over members of
+    ``filler`` zero bytes each (deflated to almost nothing)."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, dtype, shape in [("meta", "u1", (2,)), ("words", "u1", (v,)),
+                                   ("word_offsets", "<i8", (v + 1,)), ("counts", "<i8", (v,)),
+                                   ("children", "<i4", (v - 1, 2)), ("vectors", "<f4", (v, d)),
+                                   ("node_vectors", "<f4", (v - 1, d))]:
+            with z.open(name + ".npy", "w", force_zip64=True) as f:
+                np.lib.format.write_array_header_1_0(
+                    f, {"descr": dtype, "fortran_order": False, "shape": shape})
+                f.write(b"\0" * filler)
+    return str(path)

@@ -23,6 +23,9 @@ from hsw2v.settings import TrainSettings
 from hsw2v.tree import balanced, huffman
 from hsw2v.vocab import Vocab
 
+from .conftest import model_bomb
+from .references import reference_context, reference_log_probs
+
 V, DIM = 20, 6
 
 
@@ -46,35 +49,6 @@ def model(request):
 
 # ---------------------------------------------------------------- the numpy reference
 
-def reference_context(m: Model, context) -> np.ndarray:
-    """Rows h_c in float64: the mean (or sum) of the known words' vectors for CBOW,
-    each known word's vector for skip-gram."""
-    rows = np.array([m.vectors[m.words.index(w)] for w in context if w in m.words], np.float64)
-    if m.arch == "cbow":
-        rows = rows.sum(axis=0, keepdims=True) / (len(rows) if m.settings.cbow_mean else 1)
-    return rows
-
-
-def reference_log_probs(m: Model, context) -> np.ndarray:
-    """Σ_c log P(w | h_c) for every word, walking the children table from the root:
-    child 0 of inner node a has probability σ(h·u_a), child 1 σ(−h·u_a)."""
-    rows = reference_context(m, context)
-    children = np.asarray(m.tree.children)
-    v = len(children) + 1
-    root = (set(range(v, 2 * v - 1)) - set(children.ravel().tolist())).pop() - v
-    out = np.full(v, np.nan)
-    stack = [(root, 0.0)]
-    while stack:
-        a, logp = stack.pop()
-        x = rows @ m.node_vectors[a].astype(np.float64)
-        for child, sign in zip(children[a], (1.0, -1.0)):
-            value = logp - np.logaddexp(0.0, -sign * x).sum()
-            if child < v:
-                out[child] = value
-            else:
-                stack.append((child - v, value))
-    assert not np.isnan(out).any()
-    return out
 
 
 def reference_top(m: Model, context, n: int) -> list[str]:
@@ -483,23 +457,11 @@ def test_inflation_limit(saved):
         load_model(path)
 
 
-def bomb(path, v, d):
-    """Headers declaring a (v, d) model over members of a few bytes each."""
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-        for name, dtype, shape in [("meta", "u1", (2,)), ("words", "u1", (v,)),
-                                   ("word_offsets", "<i8", (v + 1,)), ("counts", "<i8", (v,)),
-                                   ("children", "<i4", (v - 1, 2)), ("vectors", "<f4", (v, d)),
-                                   ("node_vectors", "<f4", (v - 1, d))]:
-            with z.open(name + ".npy", "w", force_zip64=True) as f:
-                np.lib.format.write_array_header_1_0(
-                    f, {"descr": dtype, "fortran_order": False, "shape": shape})
-                f.write(b"\0" * 1000)
-    return str(path)
 
 
 def test_a_model_larger_than_memory_is_refused_unread(tmp_path, monkeypatch):
     v, d = 10_000_000, 100_000  # 4 TB: more than any machine, and than the fallback
-    path = bomb(tmp_path / "bomb.npz", v, d)
+    path = model_bomb(tmp_path / "bomb.npz", v, d)
     assert os.path.getsize(path) < 100_000
     with pytest.raises(HSW2VError, match="GiB of memory available"):
         load_model(path)
@@ -507,7 +469,7 @@ def test_a_model_larger_than_memory_is_refused_unread(tmp_path, monkeypatch):
     total = 2 + v + 8 * (v + 1) + 8 * v + 4 * 2 * (v - 1) + 4 * v * d + 4 * (v - 1) * d
     available = int(3.3 * 2**30)
     monkeypatch.setattr(model_module, "available_memory", lambda: available)
-    path = bomb(tmp_path / "bomb2.npz", v, d)
+    path = model_bomb(tmp_path / "bomb2.npz", v, d)
     with pytest.raises(HSW2VError) as e:
         load_model(path)
     assert str(e.value) == (f"{path}: the model would take {total / 2**30:.1f} GiB, more than the "

@@ -11,6 +11,7 @@ from hsw2v.errors import HSW2VError
 from hsw2v.heldout import score
 
 from .conftest import REPO
+from .references import reference_log_probs
 
 CORPUS = str(REPO / "data" / "enwiki-1m.txt.gz")
 
@@ -148,29 +149,6 @@ def test_cli_bad_input(model, tmp_path, args, fragment):
     assert len(lines) == 1 and lines[0].startswith("hsw2v: error:") and fragment in lines[0]
 
 
-def reference_log_probs(model, context) -> np.ndarray:
-    """log P(w | context) for every word, in float64 numpy, from the children table
-    alone: child 0 of inner node a has probability σ(h·u_a), child 1 σ(−h·u_a); the
-    context is the mean (or sum) of its vectors for CBOW, each vector for skip-gram.
-    Shares nothing with the package's paths, kernels or context helpers."""
-    rows = np.array([model.vectors[model.words.index(w)] for w in context], dtype=np.float64)
-    if model.arch == "cbow":
-        rows = rows.sum(axis=0, keepdims=True) / (len(rows) if model.settings.cbow_mean else 1)
-    children = model.tree.children
-    v = len(children) + 1
-    root = (set(range(v, 2 * v - 1)) - set(children.ravel().tolist())).pop() - v
-    out = np.empty(v)
-    stack = [(root, 0.0)]
-    while stack:
-        a, logp = stack.pop()
-        x = rows @ model.node_vectors[a].astype(np.float64)
-        for child, sign in zip(children[a], (1.0, -1.0)):
-            value = logp - np.logaddexp(0.0, -sign * x).sum()
-            if child < v:
-                out[child] = value
-            else:
-                stack.append((child - v, value))
-    return out
 
 
 @pytest.fixture(scope="module", params=["cbow", "cbow-sum", "skipgram"])
