@@ -25,7 +25,7 @@ from .default_files import (
     default_vectors,
 )
 from .errors import HSW2VError
-from .settings import TrainSettings
+from .settings import CHECKPOINT_MINUTES, TrainSettings
 
 _DATA_HELP = "Plain, .gz or .bz2 UTF-8 text, or - for stdin."
 
@@ -196,10 +196,20 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
 @_setting("split")
 @click.option("--read-vocab", help="Use this 'word count' file instead of counting the corpus.")
 @_setting("spool")
+@click.option("--checkpoint", help="Save the full training state here (atomically) every "
+              "--checkpoint-every minutes and after each epoch; --resume continues from it.")
+@click.option("--checkpoint-every", type=float, default=CHECKPOINT_MINUTES, show_default=True,
+              help="Minutes between checkpoints (0: after every block).")
+@click.option("--resume", help="Continue the run saved in this checkpoint, on the same CORPUS "
+              "and with its settings (only --threads may change).")
+@click.option("--init-model", help="Train this model further on CORPUS, keeping its vocabulary, "
+              "tree and vector size; words outside its vocabulary are skipped and counted.")
 @click.option("--quiet", is_flag=True, help="No progress bar or summary.")
-def train(corpus: tuple[str, ...], output: str | None, binary: bool, cache: bool,
-          save_model: str | None, tree: str | None, tree_from: str | None, read_vocab: str | None, quiet: bool,
-          **settings) -> None:
+@click.pass_context
+def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binary: bool,
+          cache: bool, save_model: str | None, tree: str | None, tree_from: str | None,
+          read_vocab: str | None, checkpoint: str | None, checkpoint_every: float,
+          resume: str | None, init_model: str | None, quiet: bool, **settings) -> None:
     """Train word vectors on CORPUS with hierarchical softmax.
 
     CORPUS: one or more files, directories (read recursively, in sorted order) or
@@ -225,17 +235,26 @@ def train(corpus: tuple[str, ...], output: str | None, binary: bool, cache: bool
         raise HSW2VError("--tree-from goes with --tree semantic")
     if tree_from and read_vocab:
         raise HSW2VError("--tree-from uses that model's vocabulary; drop --read-vocab")
+    starts = [f"--{k}" for k, v in [("tree-from", tree_from), ("read-vocab", read_vocab),
+                                    ("init-model", init_model), ("resume", resume)] if v]
+    if len(starts) > 1:
+        raise HSW2VError(f"{' and '.join(starts)} do not go together")
     TrainSettings(**settings).resolved()  # fail on bad options before reading anything
+    if resume or init_model:  # only the settings given here change the saved ones
+        settings = {k: v for k, v in settings.items()
+                    if ctx.get_parameter_source(k) is click.core.ParameterSource.COMMANDLINE
+                    or k == "tree" and tree}
     if output and save_model and os.path.realpath(output) == os.path.realpath(save_model):
         raise HSW2VError(f"-o and --save-model name the same file ({output}); give two paths")
-    for path in (output, save_model):
+    for path in (output, save_model, checkpoint):
         if path:
             check_writable(path)
     start = time.perf_counter()
     loaded = Vocab.load(read_vocab) if read_vocab else None
     source = load_model(tree_from) if tree_from else None
     model = run(corpus_files(corpus), vocab=loaded, tree_from=source, progress=not quiet,
-                **settings)
+                init_model=load_model(init_model) if init_model else None, resume=resume,
+                checkpoint=checkpoint, checkpoint_every=checkpoint_every, **settings)
     seconds = time.perf_counter() - start
     outputs = {}
     if output:
@@ -252,6 +271,9 @@ def train(corpus: tuple[str, ...], output: str | None, binary: bool, cache: bool
             f"mean -log P per epoch: {losses}",
             err=True,
         )
+        if model.skipped:
+            click.echo(f"{model.skipped['tokens']} tokens ({model.skipped['types']} types) of "
+                       "CORPUS are not in the model's vocabulary and were skipped", err=True)
         written = [f"vectors to {output}"] if output else []
         written += [f"model to {save_model}"] if save_model else []
         click.echo(f"saved {' and '.join(written)}", err=True)

@@ -53,7 +53,7 @@ MODEL_VERSION = 1
 @dataclass
 class Model:
     """Everything training produced, and how: ``settings``, the mean loss of each
-    epoch, and the seconds spent building the tree and training."""
+    epoch, the seconds spent building the tree and training, and the words skipped."""
 
     vocab: Vocab
     tree: Tree
@@ -62,6 +62,9 @@ class Model:
     settings: TrainSettings = field(default_factory=TrainSettings)
     epoch_loss: list[float] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
+    skipped: dict[str, int] | None = None
+    """When training continued a model on new text: the ``tokens`` and ``types`` of
+    that text outside the model's vocabulary."""
 
     @property
     def words(self) -> list[str]:
@@ -162,8 +165,9 @@ class Model:
         with atomic_write(path, "wb") as f:
             self.write(f)
 
-    def write(self, f: IO[bytes]) -> None:
-        """Write the model file's bytes into an open binary file."""
+    def write(self, f: IO[bytes], extra: dict[str, bytes] | None = None) -> None:
+        """Write the model file's bytes into an open binary file; ``extra`` adds zip
+        members (name: bytes) that loading a model ignores."""
         word_bytes, offsets = pack_words(self.vocab.words)
         record = {**self.settings.record(), "epoch_loss": self.epoch_loss,
                   **{f"{k}_seconds": v for k, v in self.seconds.items()}}
@@ -179,6 +183,8 @@ class Model:
             for name, array in arrays.items():
                 with z.open(name + ".npy", "w", force_zip64=True) as member:
                     np.lib.format.write_array(member, array, allow_pickle=False)
+            for name, data in (extra or {}).items():
+                z.writestr(name, data)
 
     def save_vectors(self, path: str, binary: bool = False, cache: bool = False) -> None:
         """Write the word vectors in word2vec text (or binary) format, atomically, and

@@ -15,6 +15,8 @@ MAX_WINDOW = 1_000  # skip-gram keeps (2·window)² floats a thread
 MAX_EPOCHS = 100_000
 SPLITS = ("balanced", "adaptive")
 TREE_KINDS = (*named_trees, "semantic")
+CHECKPOINT_MINUTES = 30.0
+"""Minutes between checkpoints (``--checkpoint-every``); one is also saved after each epoch."""
 
 
 def _opt(default, help: str, **extra) -> field:

@@ -18,14 +18,15 @@ from dataclasses import asdict, replace
 
 import numpy as np
 
-from .corpus import TokenSpool, WordTable, count_words
+from .checkpoint import Checkpoints, Position, load_checkpoint
+from .corpus import TokenSpool, WordCounts, WordTable, count_words
 from .errors import HSW2VError
 from .memory import release_compiler_pages, release_free_memory
 from .model import Model
 from .progress import progress_bar
 from .reader import BLOCK_BYTES, Source, describe, iter_blocks, rereadable
 from .semantic import context_means, semantic_tree
-from .settings import TREE_KINDS, TrainSettings
+from .settings import CHECKPOINT_MINUTES, TREE_KINDS, TrainSettings
 from .sgd import Config, Weights, new_state, train_block
 from .tree import Tree, build_tree
 from .utils import for_dim
@@ -36,19 +37,11 @@ from .word2vec_format import warm_up_writer
 def build_vocab(corpus: Source, min_count: int = 5, max_vocab: int | None = None,
                 progress: bool = False) -> tuple[Vocab, int]:
     """Count the corpus in one pass; return the pruned vocabulary and the token count."""
-    vocab, tokens, _ = _count(corpus, min_count, max_vocab, progress, None)
-    return vocab, tokens
-
-
-def _count(corpus: Source, min_count: int, max_vocab: int | None, progress: bool,
-           spool: TokenSpool | None) -> tuple[Vocab, int, np.ndarray]:
-    """:func:`build_vocab`, also giving each counted type's word id (or -1)."""
-    counts = count_words(corpus, progress=progress, spool=spool)
+    counts = count_words(corpus, progress=progress)
     if counts.tokens == 0:
         raise HSW2VError(f"{describe(corpus)}: the corpus is empty (no words)")
-    vocab = counts.to_vocab(min_count, max_vocab)
-    check_vocab(vocab, min_count, corpus)
-    return vocab, counts.tokens, counts.type_ids(min_count, max_vocab)
+    vocab, _ = _pruned(counts, min_count, max_vocab, corpus)
+    return vocab, counts.tokens
 
 
 def check_vocab(vocab: Vocab, min_count: int, corpus: Source) -> None:
@@ -73,7 +66,9 @@ def keep_probabilities(counts: np.ndarray, sample: float) -> np.ndarray:
 
 
 def train(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | str | None = None,
-          tree_from: Model | None = None, progress: bool = True, **settings) -> Model:
+          tree_from: Model | None = None, init_model: Model | None = None,
+          checkpoint: str | None = None, checkpoint_every: float = CHECKPOINT_MINUTES,
+          resume: str | None = None, progress: bool = True, **settings) -> Model:
     """Train word vectors on ``corpus``: a path (plain, .gz or .bz2; ``-`` for stdin)
     or a list of them, read in order (see :func:`hsw2v.reader.corpus_files`).
 
@@ -82,20 +77,42 @@ def train(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | str | None
     vocabulary. With ``tree="semantic"`` the
     tree is learned from ``tree_from`` (whose vocabulary is then used) or, without
     it, from a first training pass with a Huffman tree (one-shot mode).
+    ``init_model`` trains that model further on ``corpus``, keeping its vocabulary,
+    tree and structural settings (words outside its vocabulary are skipped and
+    counted in ``skipped``). ``checkpoint`` saves the run's full state there every
+    ``checkpoint_every`` minutes and after each epoch; ``resume`` continues the run
+    saved in that checkpoint on the same corpus, with its settings (only
+    ``threads`` may change).
     Returns the :class:`Model`, with the mean loss of each epoch in ``epoch_loss``.
     """
+    saver = Checkpoints(checkpoint, checkpoint_every) if checkpoint else None
+    if resume is not None:
+        return _resume(corpus, resume, saver, progress, settings)
     if isinstance(tree, str):
         settings["tree"], tree = tree, None
-    s = TrainSettings(**settings).resolved()
+    if init_model is not None:
+        s = _carried(replace(init_model.settings, threads=None), settings, CONTINUED,
+                     "--init-model keeps the model's")
+    else:
+        s = TrainSettings(**settings).resolved()
     if tree is not None and (kind := tree.kind.partition("-")[0]) in TREE_KINDS:
         s = replace(s, tree=kind)  # recorded with the model: the kind of the tree given
     with rereadable(corpus) as path, ExitStack() as cleanup:
-        spool, type_ids = None, None
+        spool, type_ids, skipped, per_epoch = None, None, None, 0
         if tree_from is not None:
             vocab = tree_from.vocab
-        elif vocab is None:
+        elif vocab is None or init_model is not None:
             spool = cleanup.enter_context(TokenSpool()) if s.spool else None
-            vocab, _, type_ids = _count(path, s.min_count, s.max_vocab, progress, spool)
+            counts = count_words(path, progress=progress, spool=spool)
+            if counts.tokens == 0:
+                raise HSW2VError(f"{describe(path)}: the corpus is empty (no words)")
+            if init_model is None:
+                vocab, type_ids = _pruned(counts, s.min_count, s.max_vocab, corpus)
+                per_epoch = vocab.total
+            else:
+                vocab, tree = init_model.vocab, init_model.tree
+                type_ids, skipped = _model_ids(counts, vocab, corpus)
+                per_epoch = counts.tokens - skipped["tokens"]
         else:
             vocab = vocab.pruned(s.min_count, s.max_vocab)
             check_vocab(vocab, s.min_count, corpus)
@@ -108,20 +125,75 @@ def train(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | str | None
             raise HSW2VError(f"the tree has {len(tree)} leaves but the vocabulary {len(vocab)} words")
         release_free_memory()  # the counting pass's garbage, before the big allocations
         release_compiler_pages()
-        vectors = np.random.default_rng(s.seed).random((len(vocab), s.dim), dtype=np.float32)
-        vectors -= 0.5
-        vectors /= s.dim  # uniform in ±0.5/dim, as word2vec.c
-        node_vectors = np.zeros((len(vocab) - 1, s.dim), dtype=np.float32)
+        if init_model is not None:
+            vectors, node_vectors = init_model.vectors.copy(), init_model.node_vectors.copy()
+        else:
+            vectors = np.random.default_rng(s.seed).random((len(vocab), s.dim), dtype=np.float32)
+            vectors -= 0.5
+            vectors /= s.dim  # uniform in ±0.5/dim, as word2vec.c
+            node_vectors = np.zeros((len(vocab) - 1, s.dim), dtype=np.float32)
         model = Model(vocab, tree, vectors, node_vectors, s)
         if spool is not None and not spool.usable:
             warnings.warn(f"the token spool in {tempfile.gettempdir()} could not be kept "
                           f"({spool.failure}); each epoch reads the text again", stacklevel=2)
             spool = None
-        counted = vocab.total if type_ids is not None else None
-        model.epoch_loss, seconds["train"] = _run_epochs(path, model, s, progress, spool, type_ids,
-                                                         counted)
+        # A run that counted the corpus checks each epoch against that count.
+        position = Position(per_epoch or vocab.total, exact=per_epoch > 0)
+        model.epoch_loss, seconds["train"] = _run_epochs(path, model, s, progress, position, spool,
+                                                         type_ids, saver)
     check_converging(model)
     model.seconds = seconds
+    model.skipped = skipped
+    return model
+
+
+CONTINUED = ("window", "sample", "alpha", "min_alpha", "epochs", "threads", "seed", "spool")
+"""The settings a run may change when it trains a model further (``init_model``)."""
+
+
+def _carried(base: TrainSettings, given: dict, allowed: tuple[str, ...], why: str) -> TrainSettings:
+    """``base`` with the ``allowed`` settings of ``given``; any other setting given
+    with a different value is an error (``why`` says whose settings are kept)."""
+    for name, value in given.items():
+        if name not in allowed and value != getattr(base, name):
+            raise HSW2VError(f"{why} --{name.replace('_', '-')} ({getattr(base, name)}); "
+                             f"drop --{name.replace('_', '-')} {value}")
+    return replace(base, **{k: v for k, v in given.items() if k in allowed}).resolved()
+
+
+def _pruned(counts: WordCounts, min_count: int, max_vocab: int | None, corpus: Source
+            ) -> tuple[Vocab, np.ndarray]:
+    """The vocabulary kept, and each counted type's word id in it (or -1)."""
+    vocab = counts.to_vocab(min_count, max_vocab)
+    check_vocab(vocab, min_count, corpus)
+    return vocab, counts.type_ids(min_count, max_vocab)
+
+
+def _model_ids(counts: WordCounts, vocab: Vocab, corpus: Source
+               ) -> tuple[np.ndarray, dict[str, int]]:
+    """Each counted type's id in a model's ``vocab`` (-1 outside it), and the tokens
+    and types of the corpus that it does not hold."""
+    index = vocab.index
+    ids = np.array([index.get(counts.word(i), -1) for i in range(len(counts))], dtype=np.int32)
+    outside = ids < 0
+    skipped = {"tokens": int(counts.counts[outside].sum()), "types": int(outside.sum())}
+    if skipped["tokens"] == counts.tokens:
+        raise HSW2VError(f"{describe(corpus)}: none of its words is in the model's vocabulary")
+    return ids, skipped
+
+
+def _resume(corpus: Source, resume: str, saver: Checkpoints | None, progress: bool,
+            settings: dict) -> Model:
+    """Continue the run saved in the checkpoint ``resume`` (see :func:`train`)."""
+    model, position = load_checkpoint(resume)
+    s = _carried(model.settings, settings, ("threads",),
+                 f"{resume}: a resumed run keeps the checkpoint's")
+    model.settings = s
+    with rereadable(corpus) as path:
+        model.epoch_loss, seconds = _run_epochs(path, model, s, progress, position, None, None,
+                                                saver)
+    check_converging(model)
+    model.seconds = {"train": seconds}
     return model
 
 
@@ -175,17 +247,18 @@ def hot_inner_nodes(tree: Tree, counts: np.ndarray, k: int) -> tuple[np.ndarray,
     return hot, slot
 
 
-def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool,
+def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, position: Position,
                 spool: TokenSpool | None = None, type_ids: np.ndarray | None = None,
-                counted: int | None = None) -> tuple[list[float], float]:
-    """Stream the corpus ``s.epochs`` times through the worker threads; return each
-    epoch's mean loss and the seconds from the threads' start to their end.
-
-    ``counted``, the vocabulary's tokens when this run counted the corpus, is checked
-    against each epoch read from the text: a corpus that changed since fails.
+                checkpoints: Checkpoints | None = None) -> tuple[list[float], float]:
+    """Stream the corpus through the worker threads from ``position`` to the end of
+    epoch ``s.epochs``; return each epoch's mean loss and the seconds from the
+    threads' start to their end.
 
     The blocks come from ``spool`` (with ``type_ids``, see :meth:`TokenSpool.blocks`)
-    if given; otherwise the text is read and encoded again each epoch."""
+    if given; otherwise the text is read and encoded again each epoch. An epoch
+    whose words differ from ``position.per_epoch`` (when ``exact``) or from the
+    words of the blocks a resumed run skips means the corpus changed: that fails.
+    ``checkpoints`` saves the run at block boundaries, with every queued block trained."""
     vocab, tree = model.vocab, model.tree
     if spool is None:
         table = WordTable(vocab.words)
@@ -195,10 +268,10 @@ def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool,
         spool.warm_up()
         epoch_blocks = lambda: spool.blocks(type_ids)
     keep = keep_probabilities(vocab.counts, s.sample)
-    planned = s.epochs * vocab.total
-    loss_sum = [0.0] * s.epochs
-    examples = [0] * s.epochs
-    done = [0]
+    planned = s.epochs * position.per_epoch
+    loss_sum = position.loss_sum or [0.0] * s.epochs
+    examples = position.examples or [0] * s.epochs
+    done = [position.words]
     lock = threading.Lock()
     jobs: queue.Queue = queue.Queue(maxsize=2 * s.threads)
     failures: list[BaseException] = []
@@ -213,6 +286,8 @@ def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool,
     longest = int(tree.depths.max())
     states = [new_state((s.seed * 7919 + 17 * (t + 1)) % 2**64, BLOCK_BYTES // 2 + 2, s.window, longest,
                         model.node_vectors[hot_nodes]) for t in range(s.threads)]
+    for state, rng in zip(states, position.rng):
+        state.rng[0] = rng
     # Load everything this run will call, then hand LLVM's pages back (see memory.py).
     none = np.empty(0, np.int32)
     kernel = for_dim(train_block, none, np.empty(0, np.int64), 0, 0.0, 0.0, keep, weights, paths,
@@ -223,53 +298,74 @@ def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool,
     def worker(state) -> None:
         while True:
             job = jobs.get()
-            if job is None:
-                return
-            if failures:
-                continue
-            epoch, ids, ends, a0, a1 = job
-            if len(ids) > len(state.sentence):
-                state = state._replace(sentence=np.empty(len(ids), dtype=np.int32),
-                                       positions=np.empty(len(ids), dtype=np.int64))
             try:
+                if job is None:
+                    return
+                if failures:
+                    continue
+                epoch, ids, ends, a0, a1 = job
+                if len(ids) > len(state.sentence):
+                    state = state._replace(sentence=np.empty(len(ids), dtype=np.int32),
+                                           positions=np.empty(len(ids), dtype=np.int64))
                 loss, n = kernel(ids, ends, len(ends), float(a0), float(a1), keep, weights, paths,
                                  config, state, s.dim)
+                with lock:
+                    loss_sum[epoch] += loss
+                    examples[epoch] += n
+                    done[0] += len(ids)
             except BaseException as e:  # noqa: BLE001 (re-raised by the main thread)
                 failures.append(e)
-                continue
-            with lock:
-                loss_sum[epoch] += loss
-                examples[epoch] += n
-                done[0] += len(ids)
+            finally:
+                jobs.task_done()
+
+    def save(epoch: int, blocks: int, epoch_words: int, words: int) -> None:
+        jobs.join()  # every queued block trained: the weights and states agree
+        if checkpoints is not None and not failures:
+            checkpoints.save(model, replace(position, epoch=epoch, blocks=blocks,
+                                            epoch_words=epoch_words, words=words,
+                                            loss_sum=loss_sum, examples=examples,
+                                            rng=[int(st.rng[0]) for st in states]))
+
+    def changed(epoch: int, words: int, expected: int) -> HSW2VError:
+        return HSW2VError(f"{describe(path)}: the corpus changed since it was counted ({expected} "
+                          f"words in the vocabulary then, {words}+ in epoch {epoch + 1})")
 
     threads = [threading.Thread(target=worker, args=(state,), daemon=True) for state in states]
     start = time.perf_counter()
     for t in threads:
         t.start()
-    bar = progress_bar(progress, total=planned, unit="word", unit_scale=True, desc="train",
-                       smoothing=0.1)
-    shown = 0
-    dispatched = 0
+    bar = progress_bar(progress, total=planned, initial=position.words, unit="word",
+                       unit_scale=True, desc="train", smoothing=0.1)
+    shown = words = position.words
     try:
-        for epoch in range(s.epochs):
-            if failures:
-                break
-            epoch_start = dispatched
+        for epoch in range(position.epoch, s.epochs):
+            skip = position.blocks if epoch == position.epoch else 0
+            blocks = epoch_words = 0
             for ids, ends in epoch_blocks():
-                if len(ids) == 0:
-                    continue
-                if counted is not None and dispatched + len(ids) - epoch_start > counted:
-                    break
-                a0, a1 = alpha_at(dispatched), alpha_at(dispatched + len(ids))
-                dispatched += len(ids)
-                jobs.put((epoch, ids, ends, a0, a1))
                 if failures:
                     break
+                if len(ids) == 0:
+                    continue
+                blocks += 1
+                epoch_words += len(ids)
+                if blocks <= skip:  # trained before the checkpoint this run resumed
+                    if blocks == skip and epoch_words != position.epoch_words:
+                        raise changed(epoch, epoch_words, position.epoch_words)
+                    continue
+                if position.exact and epoch_words > position.per_epoch:
+                    raise changed(epoch, epoch_words, position.per_epoch)
+                a0, a1 = alpha_at(words), alpha_at(words + len(ids))
+                words += len(ids)
+                jobs.put((epoch, ids, ends, a0, a1))
+                if checkpoints is not None and checkpoints.due():
+                    save(epoch, blocks, epoch_words, words)
                 shown = _refresh(bar, shown, done, loss_sum, examples, alpha_at, lock)
-            if counted is not None and dispatched - epoch_start != counted and not failures:
-                failures.append(HSW2VError(
-                    f"{describe(path)}: the corpus changed since it was counted ({counted} words in the "
-                    f"vocabulary then, {dispatched - epoch_start}+ in epoch {epoch + 1})"))
+            if failures:
+                break
+            if blocks < skip or (position.exact and epoch_words != position.per_epoch):
+                raise changed(epoch, epoch_words, position.per_epoch)
+            if checkpoints is not None:
+                save(epoch + 1, 0, 0, words)
     finally:
         for _ in threads:
             jobs.put(None)
