@@ -63,7 +63,7 @@ def count_words(path: Source, progress: bool = False, spool: TokenSpool | None =
     offsets = np.zeros((1 << 15) + 1, dtype=np.int64)
     counts = np.zeros(1 << 15, dtype=np.int64)
     n_types = used = tokens = 0
-    entries = np.empty(0, dtype=np.int32)
+    entries = np.empty(0, dtype=np.uint8)
     blocks = read_ahead(iter_blocks(path, block_bytes))
     first = next(blocks, None)  # open errors come before the bar is drawn
     with progress_bar(progress, unit="word", unit_scale=True, desc="vocab", leave=False) as bar:
@@ -78,9 +78,9 @@ def count_words(path: Source, progress: bool = False, spool: TokenSpool | None =
             if 2 * need > len(table):
                 table = np.full(1 << (2 * need).bit_length(), -1, dtype=np.int32)
                 build_table(arena, offsets[:n_types + 1], table)
-            room = len(buf) + 1 if spool is not None and spool.usable else 0
+            room = 4 * len(buf) + 8 if spool is not None and spool.usable else 0
             if len(entries) < room:
-                entries = np.empty(room, dtype=np.int32)
+                entries = np.empty(room, dtype=np.uint8)
             n_types, used, n, k = count_block(buf, table, arena, offsets, counts, n_types, used,
                                               entries[:room])
             if k:
@@ -103,10 +103,13 @@ class TokenSpool:
     file, so that training epochs read word ids back instead of decompressing and
     tokenizing the text again.
 
-    Each token is its type id (int32, the word's index in :class:`WordCounts`), -1
-    ends a non-empty line and -2 a block. It costs 4 bytes a token of disk in the
-    temporary directory (``TMPDIR``); if a write fails (a full disk, say), the spool
-    is dropped and ``usable`` turns false: callers then read the text.
+    Each token is its type id (the word's index in :class:`WordCounts`) as a
+    variable-length code, with codes for the end of a non-empty line and of a block
+    (see :func:`hsw2v.tokens.decode_spool`): about 1.5 bytes a token on Zipfian
+    text, in the temporary directory (``TMPDIR``). Before each write it checks the
+    disk's free space; if there is too little, or a write fails, the spool is
+    dropped and ``usable`` turns false: callers then read the text. ``bytes`` is
+    its size.
     """
 
     RESERVE = 64 << 20
@@ -116,18 +119,20 @@ class TokenSpool:
         self.file = tempfile.TemporaryFile(prefix="hsw2v-tokens-", dir=directory)  # noqa: SIM115
         self.usable = True
         self.failure = ""
+        self.bytes = 0
 
-    def write(self, entries: np.ndarray) -> None:
-        """Append spool entries (int32), leaving the disk at least RESERVE bytes free;
-        on failure, give the spool up and say why in ``failure``."""
+    def write(self, codes: np.ndarray) -> None:
+        """Append spool bytes, leaving the disk at least RESERVE bytes free; on
+        failure, give the spool up and say why in ``failure``."""
         if not self.usable:
             return
         try:
-            if self._free_bytes() < 4 * len(entries) + self.RESERVE:
+            if self._free_bytes() < len(codes) + self.RESERVE:
                 self.failure = f"less than {self.RESERVE >> 20} MiB would be left free"
                 self.close()
                 return
-            self.file.write(np.ascontiguousarray(entries, dtype=np.int32))
+            self.file.write(np.ascontiguousarray(codes, dtype=np.uint8))
+            self.bytes += len(codes)
         except OSError as e:
             self.failure = e.strerror or str(e)
             self.close()
@@ -141,13 +146,13 @@ class TokenSpool:
         return st.f_bavail * st.f_frsize
 
     def blocks(self, type_ids: np.ndarray,
-               chunk: int = 1 << 20) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+               chunk: int = 4 << 20) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """(word ids, sentence ends) of each block, as :meth:`WordTable.encode` gives
         them for the block's text; ``type_ids`` maps a type id to a word id or -1.
-        The file is read ``chunk`` entries at a time (more for a longer block)."""
+        The file is read ``chunk`` bytes at a time (more for a longer block)."""
         self.file.flush()
         self.file.seek(0)
-        buf = np.empty(chunk, dtype=np.int32)
+        buf = np.empty(chunk, dtype=np.uint8)
         ids = np.empty(len(buf), dtype=np.int32)
         ends = np.empty(len(buf), dtype=np.int64)
         start = have = 0
@@ -163,16 +168,16 @@ class TokenSpool:
             if have == len(buf):  # a block longer than the buffer
                 buf = _grown(buf, 2 * len(buf))
                 ids, ends = np.empty(len(buf), dtype=np.int32), np.empty(len(buf), dtype=np.int64)
-            got = self.file.readinto(memoryview(buf[have:]).cast("B"))
+            got = self.file.readinto(memoryview(buf[have:]))
             if not got:
                 return
-            have += got // 4
+            have += got
 
     @staticmethod
     def warm_up() -> None:
         """Load the decoding kernel (compiled, or from numba's cache)."""
         none = np.empty(0, dtype=np.int32)
-        decode_spool(none, 0, 0, none, none, np.empty(0, dtype=np.int64))
+        decode_spool(np.empty(0, dtype=np.uint8), 0, 0, none, none, np.empty(0, dtype=np.int64))
 
     def close(self) -> None:
         """Delete the file (it is unnamed, so it also goes when the process ends)."""

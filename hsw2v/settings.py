@@ -46,8 +46,9 @@ class TrainSettings:
     tree: str = _opt("huffman", "How words are arranged in the tree.", choices=TREE_KINDS)
     split: str = _opt("balanced", "semantic: halve each node's words, or send each word to its "
                       "likelier mixture component.", choices=SPLITS)
-    spool: bool = _opt(True, "Keep the counted tokens in an unnamed temporary file (4 bytes a "
-                       "token, in $TMPDIR), so that epochs do not read and split the text again.",
+    spool: bool = _opt(True, "Keep the counted tokens in an unnamed temporary file (about 2 "
+                       "bytes a token, in $TMPDIR), so that epochs do not read and split the text "
+                       "again.",
                        flag="--spool/--no-spool")
 
     def resolved(self) -> TrainSettings:

@@ -62,14 +62,31 @@ def scan_word(buf, i):
 
 
 @njit(**JIT)
+def put_varint(out, k, value):
+    """Write ``value`` (≥ 0) at ``out[k]`` as LEB128: 7 bits a byte, low bits first,
+    the high bit set on every byte but the last. Returns the index after it."""
+    while value >= 128:
+        out[k] = (value & 127) | 128
+        value >>= 7
+        k += 1
+    out[k] = value
+    return k + 1
+
+
+LINE_END = 0
+BLOCK_END = 1
+"""Spool codes: a token of type t is t + 2."""
+
+
+@njit(**JIT)
 def count_block(buf, table, arena, offsets, counts, n_types, arena_used, spool):
     """Count the words of ``buf``; a new word gets the next id and its bytes go to ``arena``.
 
     The caller guarantees room for ``len(buf)`` more bytes and ``len(buf) // 2 + 1``
     more words, with the table at most half full. Unless ``spool`` is empty, the
     block is also written there (see :func:`decode_spool`); it then needs room for
-    ``len(buf) + 1`` entries (a token and a line end each take at least a byte).
-    Returns (types, arena bytes, tokens, spool entries).
+    ``4 * len(buf) + 8`` bytes (a token, at most 5 bytes, and a line end each take
+    at least a byte of text). Returns (types, arena bytes, tokens, spool bytes).
     """
     mask = np.uint64(len(table) - 1)
     emit = len(spool) > 0
@@ -82,7 +99,7 @@ def count_block(buf, table, arena, offsets, counts, n_types, arena_used, spool):
         c = buf[i]
         if is_space(c):
             if c == 10 and emit and line_tokens > 0:
-                spool[k] = -1
+                spool[k] = LINE_END
                 k += 1
                 line_tokens = 0
             i += 1
@@ -112,36 +129,46 @@ def count_block(buf, table, arena, offsets, counts, n_types, arena_used, spool):
                     break
             slot = (slot + np.uint64(1)) & mask
         if emit:
-            spool[k] = w
-            k += 1
+            k = put_varint(spool, k, np.int64(w) + 2)
             line_tokens += 1
         tokens += 1
         i = j
     if emit:
-        spool[k] = -2
+        spool[k] = BLOCK_END
         k += 1
     return n_types, arena_used, tokens, k
 
 
 @njit(**JIT)
 def decode_spool(spool, start, end, type_ids, ids, sent_ends):
-    """Word ids and sentence ends of the block that starts at ``spool[start]``.
+    """Word ids and sentence ends of the block that starts at byte ``spool[start]``.
 
-    A spool holds each token's type id (its index among the distinct words, in
-    order of first occurrence), -1 after each non-empty line and -2 after each
-    block; ``type_ids`` maps a type to its word id or -1 (not in the vocabulary).
-    The result equals :func:`encode_block` on the block's text. Returns (index
-    after the block, n_ids, n_sentences, whether the block ended before ``end``).
+    A spool is a byte string of LEB128 codes (see :func:`put_varint`): a token of
+    type t (its index among the distinct words, in order of first occurrence, so
+    that frequent words take one or two bytes) is t + 2; ``LINE_END`` follows each
+    non-empty line and ``BLOCK_END`` each block. ``type_ids`` maps a type to its
+    word id or -1 (not in the vocabulary). The result equals :func:`encode_block`
+    on the block's text. Returns (index after the block, n_ids, n_sentences,
+    whether the block ended before ``end``).
     """
     n_ids = 0
     n_sents = 0
     last_end = 0
     k = start
     while k < end:
-        t = spool[k]
+        b = spool[k]
         k += 1
-        if t >= 0:
-            w = type_ids[t]
+        code = np.int64(b & 127)
+        shift = 7
+        while b >= 128:
+            if k >= end:
+                return k, n_ids, n_sents, False
+            b = spool[k]
+            k += 1
+            code |= np.int64(b & 127) << shift
+            shift += 7
+        if code >= 2:
+            w = type_ids[code - 2]
             if w >= 0:
                 ids[n_ids] = w
                 n_ids += 1
@@ -150,7 +177,7 @@ def decode_spool(spool, start, end, type_ids, ids, sent_ends):
                 sent_ends[n_sents] = n_ids
                 n_sents += 1
                 last_end = n_ids
-            if t == -2:
+            if code == BLOCK_END:
                 return k, n_ids, n_sents, True
     return k, n_ids, n_sents, False
 

@@ -158,6 +158,41 @@ def test_spool_gives_the_blocks_encoding_gives(tmp_path, block):
                        for a, b in zip(again, got))
 
 
+def leb128_bytes(value: int) -> int:
+    """Bytes of ``value`` as LEB128 (7 bits a byte)."""
+    return max(1, -(-value.bit_length() // 7))
+
+
+def test_spool_codes_are_compact_and_exact(tmp_path):
+    """A Zipfian corpus of 40k types (1-, 2- and 3-byte codes): the spool decodes to
+    the text's blocks for every read size (codes cut across reads), and its size is
+    exactly the LEB128 length of each token's first-occurrence index + 2, one byte
+    per line end and per block end: under 2 bytes a token."""
+    rng = np.random.default_rng(3)
+    ranks = np.minimum(rng.zipf(1.1, 300_000), 40_000)
+    lines = [" ".join(f"w{r}" for r in ranks[i:i + 500]) for i in range(0, len(ranks), 500)]
+    path = tmp_path / "zipf.txt"
+    path.write_text("\n".join(lines) + "\n")
+    first: dict[str, int] = {}
+    size = len(lines)  # line ends
+    for word in path.read_text().split():
+        size += leb128_bytes(first.setdefault(word, len(first)) + 2)
+    with TokenSpool() as spool:
+        counts = count_words(str(path), spool=spool, block_bytes=1 << 16)
+        blocks = list(iter_blocks(str(path), block_bytes=1 << 16))
+        assert spool.bytes == size + len(blocks)
+        assert spool.bytes < 2 * counts.tokens
+        assert max(first.values()) + 2 >= 1 << 14  # some codes take three bytes
+        type_ids = counts.type_ids(min_count=1)
+        table = WordTable(counts.to_vocab(min_count=1).words)
+        expected = [table.encode(b) for b in blocks]
+        for chunk in (3, 1000, 4 << 20):
+            got = list(spool.blocks(type_ids, chunk=chunk))
+            assert len(got) == len(expected)
+            assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+                       for a, b in zip(got, expected))
+
+
 def test_failed_spool_is_given_up(tmp_path):
     path = tmp_path / "c.txt"
     path.write_text("a b c\n" * 100)

@@ -335,7 +335,7 @@ def test_a_corpus_changed_between_counting_and_training(work):
 def test_a_spool_that_cannot_be_kept_is_said_once(work):
     """The spool's file outgrows the file size limit: one warning line, even with
     --quiet, and training reads the text instead, to the same vectors."""
-    (work / "big.txt").write_text((work / "c.txt").read_text() * 40)  # 144k tokens
+    (work / "big.txt").write_text((work / "c.txt").read_text() * 100)  # 360k tokens, a byte or more each
 
     def limit():
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
