@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import HSW2VError
 from .progress import progress_bar
-from .reader import BLOCK_BYTES, Source, iter_blocks, read_ahead
+from .reader import BLOCK_BYTES, Source, describe, iter_blocks, read_ahead
 from .tokens import build_table, count_block, decode_spool, encode_block
 from .vocab import Vocab, pack_words
 
@@ -54,6 +55,10 @@ class WordCounts:
         return kept[np.argsort(-self.counts[kept], kind="stable")][:max_vocab]
 
 
+MAX_TYPES = 2**31 - 1
+"""Distinct words a corpus may hold: type and word ids are int32."""
+
+
 def count_words(path: Source, progress: bool = False, spool: TokenSpool | None = None,
                 block_bytes: int = BLOCK_BYTES) -> WordCounts:
     """Count every word of the corpus in one streaming pass (a numba hash table),
@@ -70,6 +75,10 @@ def count_words(path: Source, progress: bool = False, spool: TokenSpool | None =
         for block in itertools.chain([first] if first is not None else [], blocks):
             buf = np.frombuffer(block, dtype=np.uint8)
             need = n_types + len(buf) // 2 + 1
+            if need > MAX_TYPES:
+                raise HSW2VError(f"{describe(path)}: {n_types:,} distinct words and counting, near "
+                                 f"the limit of {MAX_TYPES:,} (ids are 32-bit); split or clean "
+                                 "the corpus")
             if len(arena) - used < len(buf):
                 arena = _grown(arena, used + len(buf))
             if len(counts) < need:

@@ -250,6 +250,21 @@ def all_log_probs(H, syn1, children, order, out):
 
 
 @njit(**JIT)
+def subtree_totals(children, order, leaf_values, out):
+    """``out[a]``: the sum of ``leaf_values`` over the words below inner node ``a``
+    (with word counts: the tokens whose path visits ``a``), children before parents
+    along ``order`` reversed; O(V) time and no memory beyond ``out``."""
+    n_words = children.shape[0] + 1
+    for k in range(len(order) - 1, -1, -1):
+        inner = order[k]
+        total = 0.0
+        for side in range(2):
+            child = children[inner, side]
+            total += leaf_values[child] if child < n_words else out[child - n_words]
+        out[inner] = total
+
+
+@njit(**JIT)
 def path_log_prob(H, word, syn1, paths):
     """Σ_c log P(word | h_c), computed along the word's path only."""
     total = 0.0

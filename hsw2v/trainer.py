@@ -28,6 +28,7 @@ from .reader import BLOCK_BYTES, Source, describe, iter_blocks, rereadable
 from .semantic import context_means, semantic_tree
 from .settings import CHECKPOINT_MINUTES, TREE_KINDS, TrainSettings
 from .sgd import Config, Weights, new_state, train_block
+from .softmax import subtree_totals
 from .tree import Tree, build_tree
 from .utils import for_dim
 from .vocab import Vocab
@@ -240,7 +241,8 @@ def hot_inner_nodes(tree: Tree, counts: np.ndarray, k: int) -> tuple[np.ndarray,
     slot among them (-1 for the others)."""
     n_inner = len(tree) - 1
     k = min(k, n_inner)
-    visits = np.bincount(tree.path_nodes, weights=np.repeat(counts, tree.depths), minlength=n_inner)
+    visits = np.empty(n_inner, dtype=np.float64)  # O(V): no array per path entry
+    subtree_totals(tree.children, tree.inner_order, counts.astype(np.float64), visits)
     hot = np.sort(np.argsort(-visits, kind="stable")[:k]).astype(np.int32)
     slot = np.full(n_inner, -1, dtype=np.int32)
     slot[hot] = np.arange(k, dtype=np.int32)

@@ -193,6 +193,22 @@ def test_spool_codes_are_compact_and_exact(tmp_path):
                        for a, b in zip(got, expected))
 
 
+def test_too_many_types_is_one_clear_error(tmp_path, monkeypatch):
+    """Type ids are int32: counting stops with one line before a table would hold
+    more types than MAX_TYPES (lowered here to 1,000 to reach it)."""
+    import hsw2v.corpus
+
+    path = tmp_path / "c.txt"
+    path.write_text(" ".join(f"w{i}" for i in range(3000)) + "\n")
+    monkeypatch.setattr(hsw2v.corpus, "MAX_TYPES", 1000)
+    with pytest.raises(HSW2VError, match="distinct words and counting, near the limit of 1,000") as e:
+        count_words(str(path), block_bytes=64)
+    seen = int(str(e.value).split(": ")[1].split()[0].replace(",", ""))
+    assert 900 < seen <= 1000
+    monkeypatch.setattr(hsw2v.corpus, "MAX_TYPES", 3100)  # room for them all
+    assert len(count_words(str(path), block_bytes=64)) == 3000
+
+
 def test_failed_spool_is_given_up(tmp_path):
     path = tmp_path / "c.txt"
     path.write_text("a b c\n" * 100)

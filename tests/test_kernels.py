@@ -4,7 +4,7 @@ import pytest
 from hsw2v import sgd, softmax, utils
 from hsw2v.sgd import Config, Weights, new_state, train_block
 from hsw2v.trainer import keep_probabilities
-from hsw2v.tree import huffman
+from hsw2v.tree import huffman, random_tree
 
 
 def hs_step(h, word, alpha, syn1, tree, grad_h):
@@ -221,6 +221,24 @@ def test_shrunk_window_is_word2vecs():
             lo, hi, r = sgd.shrunk_window(i, m, window, r)
             assert 0 <= lo <= i < hi <= m
             assert max(i - lo, hi - i - 1) <= window
+
+
+def test_hot_nodes_are_the_most_visited():
+    """hot_inner_nodes counts each inner node's visits bottom-up; the reference
+    adds each word's count to every node on its path (numpy bincount)."""
+    from hsw2v.trainer import hot_inner_nodes
+
+    rng = np.random.default_rng(2)
+    for tree_of in (huffman, lambda c: random_tree(len(c), 3)):
+        counts = np.sort(rng.integers(1, 10_000, size=500))[::-1].astype(np.int64)
+        tree = tree_of(counts)
+        visits = np.bincount(tree.path_nodes, weights=np.repeat(counts, tree.depths),
+                             minlength=len(counts) - 1)
+        for k in (1, 17, 499):
+            hot, slot = hot_inner_nodes(tree, counts, k)
+            want = np.sort(np.argsort(-visits, kind="stable")[:k])
+            assert np.array_equal(hot, want)
+            assert np.array_equal(slot[hot], np.arange(k)) and (slot >= 0).sum() == k
 
 
 @pytest.mark.parametrize("arch", ["skipgram", "cbow"])
