@@ -121,9 +121,10 @@ def _setting(name: str, help_suffix: str = "", **override):
 @_setting("min_count", default=None, show_default=False,
           help_suffix=f" [{TrainSettings.min_count} for a corpus; a model's vocabulary is listed whole]")
 @_setting("max_vocab")
+@_setting("threads", help="Counting threads [all cores].")
 @click.option("--quiet", is_flag=True, help="No progress bar or summary.")
 def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, min_count: int | None,
-          max_vocab: int | None, quiet: bool) -> None:
+          max_vocab: int | None, threads: int | None, quiet: bool) -> None:
     """Count the words of CORPUS in one pass and list them, most frequent first.
 
     The output is word2vec.c's -save-vocab format, which `hsw2v train --read-vocab`
@@ -153,7 +154,8 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
     else:
         min_count = min_count or TrainSettings.min_count
         files = corpus_files(corpus)
-        counts = count_words(files, progress=not quiet)
+        threads = TrainSettings(threads=threads).resolved().threads
+        counts = count_words(files, progress=not quiet, threads=threads)
         if counts.tokens == 0:
             raise HSW2VError(f"{describe(files)}: the corpus is empty (no words)")
         kept = counts.to_vocab(min_count, max_vocab)

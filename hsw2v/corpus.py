@@ -3,18 +3,20 @@ token spool that lets epochs skip re-reading the text, and encoding text blocks
 against a vocabulary."""
 from __future__ import annotations
 
-import itertools
 import os
 import tempfile
+import threading
+from array import array
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from .counter import CountTable, grown
 from .errors import HSW2VError
 from .progress import progress_bar
 from .reader import BLOCK_BYTES, Source, describe, iter_blocks, read_ahead
-from .tokens import build_table, count_block, decode_spool, encode_block
+from .tokens import build_table, decode_spool, encode_block
 from .vocab import Vocab, pack_words
 
 
@@ -27,6 +29,9 @@ class WordCounts:
     offsets: np.ndarray
     counts: np.ndarray
     tokens: int
+    table_ids: list[np.ndarray] = field(default_factory=list)
+    """For each counting table, each of its types' index here (the token spool
+    holds the ids of the table that counted the block)."""
 
     def __len__(self) -> int:
         return len(self.counts)
@@ -50,6 +55,11 @@ class WordCounts:
         ids[kept] = np.arange(len(kept), dtype=np.int32)
         return ids
 
+    def spool_ids(self, ids: np.ndarray) -> list[np.ndarray]:
+        """``ids`` (one per word here) as each counting table's types see them, for
+        :meth:`TokenSpool.blocks`."""
+        return [ids[t] for t in self.table_ids]
+
     def _kept(self, min_count: int, max_vocab: int | None) -> np.ndarray:
         kept = np.flatnonzero(self.counts >= min_count)
         return kept[np.argsort(-self.counts[kept], kind="stable")][:max_vocab]
@@ -60,51 +70,67 @@ MAX_TYPES = 2**31 - 1
 
 
 def count_words(path: Source, progress: bool = False, spool: TokenSpool | None = None,
-                block_bytes: int = BLOCK_BYTES) -> WordCounts:
-    """Count every word of the corpus in one streaming pass (a numba hash table),
-    writing its tokens to ``spool`` if one is given."""
-    table = np.full(1 << 16, -1, dtype=np.int32)
-    arena = np.empty(1 << 20, dtype=np.uint8)
-    offsets = np.zeros((1 << 15) + 1, dtype=np.int64)
-    counts = np.zeros(1 << 15, dtype=np.int64)
-    n_types = used = tokens = 0
-    entries = np.empty(0, dtype=np.uint8)
-    blocks = read_ahead(iter_blocks(path, block_bytes))
-    first = next(blocks, None)  # open errors come before the bar is drawn
+                block_bytes: int = BLOCK_BYTES, threads: int = 1) -> WordCounts:
+    """Count every word of the corpus in one streaming pass, writing its tokens to
+    ``spool`` if one is given. ``threads`` count blocks in parallel, each into its
+    own table (:class:`hsw2v.counter.CountTable`); the tables are merged at the end,
+    exactly, and the spool is written in the corpus's order."""
+    tables = [CountTable() for _ in range(threads)]
+    blocks = enumerate(read_ahead(iter_blocks(path, block_bytes), depth=2 + threads))
+    lock, turn = threading.Lock(), threading.Condition()
+    written = [0]
+    tokens = [0]
+    failures: list[BaseException] = []
+
+    def work(t: int, bar) -> None:
+        codes = np.empty(0, dtype=np.uint8)
+        try:
+            while not failures:
+                with lock:
+                    b, block = next(blocks, (-1, b""))
+                if b < 0:
+                    return
+                buf = np.frombuffer(block, dtype=np.uint8)
+                check_types(tables, len(buf), path)
+                room = 4 * len(buf) + 8 if spool is not None and spool.usable else 0
+                if len(codes) < room:
+                    codes = np.empty(room, dtype=np.uint8)
+                n, k = tables[t].count(buf, b, codes[:room])
+                with turn:  # the spool takes the blocks in order
+                    turn.wait_for(lambda b=b: written[0] == b or failures)
+                    if k and not failures:
+                        spool.write(codes[:k], t)
+                    written[0] += 1
+                    tokens[0] += n
+                    turn.notify_all()
+                    bar.update(n)
+        except BaseException as e:  # noqa: BLE001 (re-raised by the calling thread)
+            failures.append(e)
+            with turn:
+                turn.notify_all()
+
     with progress_bar(progress, unit="word", unit_scale=True, desc="vocab", leave=False) as bar:
-        for block in itertools.chain([first] if first is not None else [], blocks):
-            buf = np.frombuffer(block, dtype=np.uint8)
-            need = n_types + len(buf) // 2 + 1
-            if need > MAX_TYPES:
-                raise HSW2VError(f"{describe(path)}: {n_types:,} distinct words and counting, near "
-                                 f"the limit of {MAX_TYPES:,} (ids are 32-bit); split or clean "
-                                 "the corpus")
-            if len(arena) - used < len(buf):
-                arena = _grown(arena, used + len(buf))
-            if len(counts) < need:
-                counts = _grown(counts, need)
-                offsets = _grown(offsets, need + 1)
-            if 2 * need > len(table):
-                table = np.full(1 << (2 * need).bit_length(), -1, dtype=np.int32)
-                build_table(arena, offsets[:n_types + 1], table)
-            room = 4 * len(buf) + 8 if spool is not None and spool.usable else 0
-            if len(entries) < room:
-                entries = np.empty(room, dtype=np.uint8)
-            n_types, used, n, k = count_block(buf, table, arena, offsets, counts, n_types, used,
-                                              entries[:room])
-            if k:
-                spool.write(entries[:k])
-            tokens += n
-            bar.update(n)
-    return WordCounts(arena[:used].copy(), offsets[:n_types + 1].copy(), counts[:n_types].copy(),
-                      tokens)
+        workers = [threading.Thread(target=work, args=(t, bar), daemon=True)
+                   for t in range(1, threads)]
+        for w in workers:
+            w.start()
+        work(0, bar)
+        for w in workers:
+            w.join()
+    if failures:
+        raise failures[0]
+    table_ids = [np.arange(tables[0].n_types, dtype=np.int32)]
+    table_ids += [tables[0].merge(t) for t in tables[1:]]
+    word_bytes, offsets, counts, rank = tables[0].in_first_order()
+    return WordCounts(word_bytes, offsets, counts, tokens[0], [rank[ids] for ids in table_ids])
 
 
-def _grown(a: np.ndarray, size: int) -> np.ndarray:
-    """``a`` copied into an array of at least ``size`` elements (doubling)."""
-    out = np.zeros(max(size, 2 * len(a)), dtype=a.dtype)
-    out[:len(a)] = a
-    return out
+def check_types(tables: list[CountTable], block_bytes: int, path: Source) -> None:
+    """Stop before the tables could hold more types than ids can number."""
+    n_types = sum(t.n_types for t in tables)
+    if n_types + block_bytes // 2 + 1 > MAX_TYPES:
+        raise HSW2VError(f"{describe(path)}: {n_types:,} distinct words and counting, near "
+                         f"the limit of {MAX_TYPES:,} (ids are 32-bit); split or clean the corpus")
 
 
 class TokenSpool:
@@ -129,10 +155,12 @@ class TokenSpool:
         self.usable = True
         self.failure = ""
         self.bytes = 0
+        self.tables = array("i")  # the counting table of each block
 
-    def write(self, codes: np.ndarray) -> None:
-        """Append spool bytes, leaving the disk at least RESERVE bytes free; on
-        failure, give the spool up and say why in ``failure``."""
+    def write(self, codes: np.ndarray, table: int = 0) -> None:
+        """Append a block's spool bytes, counted by ``table``, leaving the disk at
+        least RESERVE bytes free; on failure, give the spool up and say why in
+        ``failure``."""
         if not self.usable:
             return
         try:
@@ -142,6 +170,7 @@ class TokenSpool:
                 return
             self.file.write(np.ascontiguousarray(codes, dtype=np.uint8))
             self.bytes += len(codes)
+            self.tables.append(table)
         except OSError as e:
             self.failure = e.strerror or str(e)
             self.close()
@@ -154,28 +183,31 @@ class TokenSpool:
             return 1 << 62
         return st.f_bavail * st.f_frsize
 
-    def blocks(self, type_ids: np.ndarray,
+    def blocks(self, type_ids: list[np.ndarray],
                chunk: int = 4 << 20) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """(word ids, sentence ends) of each block, as :meth:`WordTable.encode` gives
-        them for the block's text; ``type_ids`` maps a type id to a word id or -1.
-        The file is read ``chunk`` bytes at a time (more for a longer block)."""
+        them for the block's text; ``type_ids[t]`` maps the type ids of counting
+        table t to word ids or -1 (see :meth:`WordCounts.spool_ids`). The file is
+        read ``chunk`` bytes at a time (more for a longer block)."""
         self.file.flush()
         self.file.seek(0)
         buf = np.empty(chunk, dtype=np.uint8)
         ids = np.empty(len(buf), dtype=np.int32)
         ends = np.empty(len(buf), dtype=np.int64)
-        start = have = 0
-        while True:
-            nxt, n_ids, n_sents, complete = decode_spool(buf, start, have, type_ids, ids, ends)
+        start = have = block = 0
+        while block < len(self.tables):
+            nxt, n_ids, n_sents, complete = decode_spool(buf, start, have,
+                                                         type_ids[self.tables[block]], ids, ends)
             if complete:
                 start = nxt
+                block += 1
                 yield ids[:n_ids].copy(), ends[:n_sents].copy()
                 continue
             rest = have - start  # an unfinished block: move it to the front, read more
             buf[:rest] = buf[start:have]
             start, have = 0, rest
             if have == len(buf):  # a block longer than the buffer
-                buf = _grown(buf, 2 * len(buf))
+                buf = grown(buf, 2 * len(buf))
                 ids, ends = np.empty(len(buf), dtype=np.int32), np.empty(len(buf), dtype=np.int64)
             got = self.file.readinto(memoryview(buf[have:]))
             if not got:

@@ -79,8 +79,9 @@ BLOCK_END = 1
 
 
 @njit(**JIT)
-def count_block(buf, table, arena, offsets, counts, n_types, arena_used, spool):
-    """Count the words of ``buf``; a new word gets the next id and its bytes go to ``arena``.
+def count_block(buf, table, arena, offsets, counts, first, key_base, n_types, arena_used, spool):
+    """Count the words of ``buf``; a new word gets the next id, its bytes go to
+    ``arena`` and ``first[id]`` is ``key_base`` plus its index among the block's tokens.
 
     The caller guarantees room for ``len(buf)`` more bytes and ``len(buf) // 2 + 1``
     more words, with the table at most half full. Unless ``spool`` is empty, the
@@ -115,6 +116,7 @@ def count_block(buf, table, arena, offsets, counts, n_types, arena_used, spool):
                 arena_used += j - i
                 offsets[n_types + 1] = arena_used
                 counts[n_types] = 1
+                first[n_types] = key_base + tokens
                 n_types += 1
                 break
             lo = offsets[w]
@@ -137,6 +139,57 @@ def count_block(buf, table, arena, offsets, counts, n_types, arena_used, spool):
         spool[k] = BLOCK_END
         k += 1
     return n_types, arena_used, tokens, k
+
+
+@njit(**JIT)
+def merge_types(src_arena, src_offsets, src_counts, src_first, n_src, table, arena, offsets,
+                counts, first, n_types, arena_used, to_merged):
+    """Add ``n_src`` counted types (bytes, counts, first occurrences) to another
+    table's, as :func:`count_block` adds words: counts add up, the first occurrence
+    is the earlier. ``to_merged[i]`` gets source type i's id in the table. The
+    caller guarantees room as for ``count_block``. Returns (types, arena bytes)."""
+    mask = np.uint64(len(table) - 1)
+    for i in range(n_src):
+        lo, hi = src_offsets[i], src_offsets[i + 1]
+        slot = fnv1a(src_arena, lo, hi) & mask
+        while True:
+            w = table[slot]
+            if w < 0:
+                w = n_types
+                table[slot] = w
+                arena[arena_used:arena_used + hi - lo] = src_arena[lo:hi]
+                arena_used += hi - lo
+                offsets[n_types + 1] = arena_used
+                counts[w] = 0
+                first[w] = src_first[i]
+                n_types += 1
+                break
+            if offsets[w + 1] - offsets[w] == hi - lo:
+                same = True
+                base = offsets[w]
+                for q in range(hi - lo):
+                    if arena[base + q] != src_arena[lo + q]:
+                        same = False
+                        break
+                if same:
+                    break
+            slot = (slot + np.uint64(1)) & mask
+        counts[w] += src_counts[i]
+        first[w] = min(first[w], src_first[i])
+        to_merged[i] = w
+    return n_types, arena_used
+
+
+@njit(**JIT)
+def gather_words(arena, offsets, order, out, out_offsets):
+    """Copy the words ``order`` lists into ``out``, in that order, with their offsets."""
+    k = 0
+    out_offsets[0] = 0
+    for j in range(len(order)):
+        lo, hi = offsets[order[j]], offsets[order[j] + 1]
+        out[k:k + hi - lo] = arena[lo:hi]
+        k += hi - lo
+        out_offsets[j + 1] = k
 
 
 @njit(**JIT)

@@ -36,9 +36,11 @@ from .word2vec_format import warm_up_writer
 
 
 def build_vocab(corpus: Source, min_count: int = 5, max_vocab: int | None = None,
-                progress: bool = False) -> tuple[Vocab, int]:
-    """Count the corpus in one pass; return the pruned vocabulary and the token count."""
-    counts = count_words(corpus, progress=progress)
+                progress: bool = False, threads: int | None = None) -> tuple[Vocab, int]:
+    """Count the corpus in one pass (``threads``: all cores by default); return the
+    pruned vocabulary and the token count."""
+    threads = TrainSettings(threads=threads).resolved().threads
+    counts = count_words(corpus, progress=progress, threads=threads)
     if counts.tokens == 0:
         raise HSW2VError(f"{describe(corpus)}: the corpus is empty (no words)")
     vocab, _ = _pruned(counts, min_count, max_vocab, corpus)
@@ -104,16 +106,17 @@ def train(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | str | None
             vocab = tree_from.vocab
         elif vocab is None or init_model is not None:
             spool = cleanup.enter_context(TokenSpool()) if s.spool else None
-            counts = count_words(path, progress=progress, spool=spool)
+            counts = count_words(path, progress=progress, spool=spool, threads=s.threads)
             if counts.tokens == 0:
                 raise HSW2VError(f"{describe(path)}: the corpus is empty (no words)")
             if init_model is None:
-                vocab, type_ids = _pruned(counts, s.min_count, s.max_vocab, corpus)
+                vocab, word_ids = _pruned(counts, s.min_count, s.max_vocab, corpus)
                 per_epoch = vocab.total
             else:
                 vocab, tree = init_model.vocab, init_model.tree
-                type_ids, skipped = _model_ids(counts, vocab, corpus)
+                word_ids, skipped = _model_ids(counts, vocab, corpus)
                 per_epoch = counts.tokens - skipped["tokens"]
+            type_ids = counts.spool_ids(word_ids)
         else:
             vocab = vocab.pruned(s.min_count, s.max_vocab)
             check_vocab(vocab, s.min_count, corpus)
@@ -250,7 +253,7 @@ def hot_inner_nodes(tree: Tree, counts: np.ndarray, k: int) -> tuple[np.ndarray,
 
 
 def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, position: Position,
-                spool: TokenSpool | None = None, type_ids: np.ndarray | None = None,
+                spool: TokenSpool | None = None, type_ids: list[np.ndarray] | None = None,
                 checkpoints: Checkpoints | None = None) -> tuple[list[float], float]:
     """Stream the corpus through the worker threads from ``position`` to the end of
     epoch ``s.epochs``; return each epoch's mean loss and the seconds from the

@@ -147,12 +147,12 @@ def test_spool_gives_the_blocks_encoding_gives(tmp_path, block):
         assert "rare1" not in vocab.words
         table = WordTable(vocab.words)
         expected = [table.encode(b) for b in iter_blocks(str(path), block_bytes=block)]
-        got = list(spool.blocks(counts.type_ids(min_count=2)))
+        got = list(spool.blocks(counts.spool_ids(counts.type_ids(min_count=2))))
         assert len(got) == len(expected) > (1 if block < 1000 else 0)
         for (ids, ends), (want_ids, want_ends) in zip(got, expected):
             assert np.array_equal(ids, want_ids) and np.array_equal(ends, want_ends)
         for chunk in (1, 8, 100):  # blocks cut across reads, longer than the buffer
-            again = list(spool.blocks(counts.type_ids(min_count=2), chunk=chunk))
+            again = list(spool.blocks(counts.spool_ids(counts.type_ids(min_count=2)), chunk=chunk))
             assert len(again) == len(got)
             assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
                        for a, b in zip(again, got))
@@ -183,7 +183,7 @@ def test_spool_codes_are_compact_and_exact(tmp_path):
         assert spool.bytes == size + len(blocks)
         assert spool.bytes < 2 * counts.tokens
         assert max(first.values()) + 2 >= 1 << 14  # some codes take three bytes
-        type_ids = counts.type_ids(min_count=1)
+        type_ids = counts.spool_ids(counts.type_ids(min_count=1))
         table = WordTable(counts.to_vocab(min_count=1).words)
         expected = [table.encode(b) for b in blocks]
         for chunk in (3, 1000, 4 << 20):
@@ -191,6 +191,31 @@ def test_spool_codes_are_compact_and_exact(tmp_path):
             assert len(got) == len(expected)
             assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
                        for a, b in zip(got, expected))
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_threads_count_exactly_as_one(tmp_path, threads):
+    """Several threads, each counting blocks into its own table, then merged: the
+    same words, counts and order of first occurrence as Counter over the text, and
+    a spool that decodes to the text's blocks (written in order)."""
+    rng = np.random.default_rng(threads)
+    ranks = np.minimum(rng.zipf(1.2, 60_000), 5_000)
+    lines = [" ".join(f"w{r}" for r in ranks[i:i + int(rng.integers(1, 90))])
+             for i in range(0, len(ranks), 45)]
+    path = tmp_path / "c.txt"
+    path.write_text("\n".join(lines) + "\n")
+    want = Counter(path.read_text().split())  # insertion order: first occurrence
+    with TokenSpool() as spool:
+        counts = count_words(str(path), spool=spool, block_bytes=512, threads=threads)
+        assert list(counts.as_dict().items()) == list(want.items())
+        assert counts.tokens == sum(want.values())
+        ids = counts.type_ids(min_count=2)
+        table = WordTable(counts.to_vocab(min_count=2).words)
+        expected = [table.encode(b) for b in iter_blocks(str(path), block_bytes=512)]
+        got = list(spool.blocks(counts.spool_ids(ids)))
+        assert len(got) == len(expected) > 100 and len(set(spool.tables)) == threads
+        assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+                   for a, b in zip(got, expected))
 
 
 def test_too_many_types_is_one_clear_error(tmp_path, monkeypatch):
