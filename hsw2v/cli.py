@@ -25,7 +25,7 @@ from .default_files import (
     default_vectors,
 )
 from .errors import HSW2VError
-from .settings import CHECKPOINT_MINUTES, TrainSettings
+from .settings import CHECKPOINT_MINUTES, COUNT_MEMORY_HELP, TrainSettings, parse_size
 
 _DATA_HELP = "Plain, .gz or .bz2 UTF-8 text, or - for stdin."
 
@@ -122,9 +122,10 @@ def _setting(name: str, help_suffix: str = "", **override):
           help_suffix=f" [{TrainSettings.min_count} for a corpus; a model's vocabulary is listed whole]")
 @_setting("max_vocab")
 @_setting("threads", help="Counting threads [all cores].")
+@click.option("--count-memory", metavar="SIZE", help=COUNT_MEMORY_HELP)
 @click.option("--quiet", is_flag=True, help="No progress bar or summary.")
 def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, min_count: int | None,
-          max_vocab: int | None, threads: int | None, quiet: bool) -> None:
+          max_vocab: int | None, threads: int | None, count_memory: str | None, quiet: bool) -> None:
     """Count the words of CORPUS in one pass and list them, most frequent first.
 
     The output is word2vec.c's -save-vocab format, which `hsw2v train --read-vocab`
@@ -155,11 +156,12 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
         min_count = min_count or TrainSettings.min_count
         files = corpus_files(corpus)
         threads = TrainSettings(threads=threads).resolved().threads
-        counts = count_words(files, progress=not quiet, threads=threads)
+        counts = count_words(files, progress=not quiet, threads=threads, min_count=min_count,
+                             memory=parse_size(count_memory, "--count-memory"))
         if counts.tokens == 0:
             raise HSW2VError(f"{describe(files)}: the corpus is empty (no words)")
         kept = counts.to_vocab(min_count, max_vocab)
-        summary = (f"{counts.tokens} tokens, {len(counts)} types; {len(kept)} types kept "
+        summary = (f"{counts.tokens} tokens, {counts.n_types} types; {len(kept)} types kept "
                    f"(min-count {min_count}) covering {kept.total} tokens")
     if output:
         kept.save(output)
@@ -206,12 +208,14 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
               "and with its settings (only --threads may change).")
 @click.option("--init-model", help="Train this model further on CORPUS, keeping its vocabulary, "
               "tree and vector size; words outside its vocabulary are skipped and counted.")
+@click.option("--count-memory", metavar="SIZE", help=COUNT_MEMORY_HELP)
 @click.option("--quiet", is_flag=True, help="No progress bar or summary.")
 @click.pass_context
 def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binary: bool,
           cache: bool, save_model: str | None, tree: str | None, tree_from: str | None,
           read_vocab: str | None, checkpoint: str | None, checkpoint_every: float,
-          resume: str | None, init_model: str | None, quiet: bool, **settings) -> None:
+          resume: str | None, init_model: str | None, count_memory: str | None, quiet: bool,
+          **settings) -> None:
     """Train word vectors on CORPUS with hierarchical softmax.
 
     CORPUS: one or more files, directories (read recursively, in sorted order) or
@@ -228,8 +232,7 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
     from .word2vec_format import write_cache
 
     if not output and not save_model:
-        output = DEFAULT_BINARY_VECTORS if binary else DEFAULT_VECTORS
-        save_model = DEFAULT_MODEL
+        output, save_model = DEFAULT_BINARY_VECTORS if binary else DEFAULT_VECTORS, DEFAULT_MODEL
         check_default_output(output, "vectors")
         check_default_output(save_model, "model")
     settings["tree"] = tree or ("semantic" if tree_from else "huffman")
@@ -252,27 +255,20 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
         if path:
             check_writable(path)
     start = time.perf_counter()
-    loaded = Vocab.load(read_vocab) if read_vocab else None
-    source = load_model(tree_from) if tree_from else None
-    model = run(corpus_files(corpus), vocab=loaded, tree_from=source, progress=not quiet,
+    model = run(corpus_files(corpus), vocab=Vocab.load(read_vocab) if read_vocab else None,
+                tree_from=load_model(tree_from) if tree_from else None, progress=not quiet,
                 init_model=load_model(init_model) if init_model else None, resume=resume,
-                checkpoint=checkpoint, checkpoint_every=checkpoint_every, **settings)
+                checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+                count_memory=parse_size(count_memory, "--count-memory"), **settings)
     seconds = time.perf_counter() - start
-    outputs = {}
-    if output:
-        outputs[output] = lambda f: model.write_vectors(f, binary)
-    if save_model:
-        outputs[save_model] = model.write
-    replace_together(outputs)  # both outputs, or neither
+    writers = {output: lambda f: model.write_vectors(f, binary), save_model: model.write}
+    replace_together({k: v for k, v in writers.items() if k})  # both outputs, or neither
     if output and cache:
         write_cache(output, model.words, model.vectors)
     if not quiet:
         losses = ", ".join(f"{x:.4f}" for x in model.epoch_loss)
-        click.echo(
-            f"{len(model.vocab)} words x {model.dim} dims in {seconds:.1f} s; "
-            f"mean -log P per epoch: {losses}",
-            err=True,
-        )
+        click.echo(f"{len(model.vocab)} words x {model.dim} dims in {seconds:.1f} s; "
+                   f"mean -log P per epoch: {losses}", err=True)
         if model.skipped:
             click.echo(f"{model.skipped['tokens']} tokens ({model.skipped['types']} types) of "
                        "CORPUS are not in the model's vocabulary and were skipped", err=True)

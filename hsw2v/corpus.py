@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .counter import CountTable, grown
+from .counter import CountTable, Spill, grown, kept_types, merge_counts
 from .errors import HSW2VError
 from .progress import progress_bar
 from .reader import BLOCK_BYTES, Source, describe, iter_blocks, read_ahead
@@ -22,16 +22,19 @@ from .vocab import Vocab, pack_words
 
 @dataclass
 class WordCounts:
-    """Every distinct word of a corpus (UTF-8 bytes, in order of first occurrence)
-    with its count, and the number of tokens."""
+    """The distinct words of a corpus that reached the counting pass's min_count
+    (UTF-8 bytes, in no particular order) with their counts and first occurrences
+    (a key that sorts in corpus order); the numbers of tokens and of distinct words
+    (``n_types``, all of them); and ``table_ids``: for each counting table, each of
+    its types' index here or -1 (the token spool holds those tables' ids)."""
 
     word_bytes: np.ndarray
     offsets: np.ndarray
     counts: np.ndarray
+    first: np.ndarray
     tokens: int
+    n_types: int
     table_ids: list[np.ndarray] = field(default_factory=list)
-    """For each counting table, each of its types' index here (the token spool
-    holds the ids of the table that counted the block)."""
 
     def __len__(self) -> int:
         return len(self.counts)
@@ -40,8 +43,8 @@ class WordCounts:
         return self.word_bytes[self.offsets[i]:self.offsets[i + 1]].tobytes().decode("utf-8")
 
     def as_dict(self) -> dict[str, int]:
-        """{word: count}; fine for small corpora and tests."""
-        return {self.word(i): int(c) for i, c in enumerate(self.counts)}
+        """{word: count} in order of first occurrence; fine for small corpora and tests."""
+        return {self.word(i): int(self.counts[i]) for i in np.argsort(self.first).tolist()}
 
     def to_vocab(self, min_count: int = 5, max_vocab: int | None = None):
         """The words with count ≥ min_count, most frequent first (first occurrence breaks ties)."""
@@ -58,28 +61,46 @@ class WordCounts:
     def spool_ids(self, ids: np.ndarray) -> list[np.ndarray]:
         """``ids`` (one per word here) as each counting table's types see them, for
         :meth:`TokenSpool.blocks`."""
-        return [ids[t] for t in self.table_ids]
+        padded = np.append(ids, np.int32(-1))  # index -1: a dropped type stays dropped
+        return [padded[t] for t in self.table_ids]
 
     def _kept(self, min_count: int, max_vocab: int | None) -> np.ndarray:
         kept = np.flatnonzero(self.counts >= min_count)
-        return kept[np.argsort(-self.counts[kept], kind="stable")][:max_vocab]
+        return kept[np.lexsort((self.first[kept], -self.counts[kept]))][:max_vocab]
 
 
 MAX_TYPES = 2**31 - 1
-"""Distinct words a corpus may hold: type and word ids are int32."""
+"""Distinct words a counting table may hold: type and word ids are int32."""
+
+
+def default_count_memory() -> int:
+    """A quarter of the physical memory (1 GiB if it cannot be read)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
+    except (ValueError, OSError, AttributeError):
+        return 1 << 30
 
 
 def count_words(path: Source, progress: bool = False, spool: TokenSpool | None = None,
-                block_bytes: int = BLOCK_BYTES, threads: int = 1) -> WordCounts:
-    """Count every word of the corpus in one streaming pass, writing its tokens to
-    ``spool`` if one is given. ``threads`` count blocks in parallel, each into its
-    own table (:class:`hsw2v.counter.CountTable`); the tables are merged at the end,
-    exactly, and the spool is written in the corpus's order."""
-    tables = [CountTable() for _ in range(threads)]
+                block_bytes: int = BLOCK_BYTES, threads: int = 1, min_count: int = 1,
+                memory: int | None = None) -> WordCounts:
+    """Count every word of the corpus in one streaming pass, exactly, writing its
+    tokens to ``spool`` if one is given; keep the words seen ``min_count`` times.
+
+    ``threads`` count blocks in parallel, each into its own table
+    (:class:`hsw2v.counter.CountTable`), and the spool takes the blocks in corpus
+    order. The tables share ``memory`` bytes (default: a quarter of RAM); a table
+    that outgrows its share spills to an unnamed file in $TMPDIR and starts again.
+    At the end the tables merge by hash partition, in parallel, from memory or,
+    after a spill, from disk, so the counts equal an unbounded count's.
+    """
+    memory = memory or default_count_memory()
+    share = max(memory * 4 // (5 * threads), 4 << 20)
+    tables = [CountTable(t) for t in range(threads)]
+    spills: list[Spill] = []
     blocks = enumerate(read_ahead(iter_blocks(path, block_bytes), depth=2 + threads))
     lock, turn = threading.Lock(), threading.Condition()
-    written = [0]
-    tokens = [0]
+    written, tokens, generations = [0], [0], [threads]
     failures: list[BaseException] = []
 
     def work(t: int, bar) -> None:
@@ -91,15 +112,22 @@ def count_words(path: Source, progress: bool = False, spool: TokenSpool | None =
                 if b < 0:
                     return
                 buf = np.frombuffer(block, dtype=np.uint8)
-                check_types(tables, len(buf), path)
+                table = tables[t]
+                if table.size_after(len(buf), len(buf) // 2 + 1) > share and table.n_types:
+                    spill = Spill(table, spool_directory(spool))
+                    with lock:
+                        spills.append(spill)
+                        table = tables[t] = CountTable(generations[0])
+                        generations[0] += 1
+                check_types(table, len(buf), path)
                 room = 4 * len(buf) + 8 if spool is not None and spool.usable else 0
                 if len(codes) < room:
                     codes = np.empty(room, dtype=np.uint8)
-                n, k = tables[t].count(buf, b, codes[:room])
+                n, k = table.count(buf, b, codes[:room])
                 with turn:  # the spool takes the blocks in order
                     turn.wait_for(lambda b=b: written[0] == b or failures)
                     if k and not failures:
-                        spool.write(codes[:k], t)
+                        spool.write(codes[:k], table.generation)
                     written[0] += 1
                     tokens[0] += n
                     turn.notify_all()
@@ -109,27 +137,45 @@ def count_words(path: Source, progress: bool = False, spool: TokenSpool | None =
             with turn:
                 turn.notify_all()
 
-    with progress_bar(progress, unit="word", unit_scale=True, desc="vocab", leave=False) as bar:
-        workers = [threading.Thread(target=work, args=(t, bar), daemon=True)
-                   for t in range(1, threads)]
-        for w in workers:
-            w.start()
-        work(0, bar)
-        for w in workers:
-            w.join()
-    if failures:
-        raise failures[0]
-    table_ids = [np.arange(tables[0].n_types, dtype=np.int32)]
-    table_ids += [tables[0].merge(t) for t in tables[1:]]
-    word_bytes, offsets, counts, rank = tables[0].in_first_order()
-    return WordCounts(word_bytes, offsets, counts, tokens[0], [rank[ids] for ids in table_ids])
+    try:
+        with progress_bar(progress, unit="word", unit_scale=True, desc="vocab", leave=False) as bar:
+            workers = [threading.Thread(target=work, args=(t, bar), daemon=True)
+                       for t in range(1, threads)]
+            for w in workers:
+                w.start()
+            work(0, bar)
+            for w in workers:
+                w.join()
+        if failures:
+            raise failures[0]
+        live = [t for t in tables if t.n_types]
+        if spills or sum(t.nbytes for t in live) > memory // 2:  # merge from disk
+            spills += [Spill(t, spool_directory(spool)) for t in live]
+            live = tables = []
+        if not spills and len(live) <= 1:
+            merged = kept_types(live[0] if live else tables[0], min_count)
+        else:
+            merged = merge_counts(live, spills, min_count, threads, memory // (2 * threads))
+    finally:
+        for spill in spills:
+            spill.close()
+    if len(merged.types.counts) > MAX_TYPES:
+        raise HSW2VError(f"{describe(path)}: more than {MAX_TYPES:,} distinct words reach "
+                         f"min-count {min_count}; raise it")
+    none = np.empty(0, dtype=np.int32)  # a table that counted nothing
+    table_ids = [merged.table_ids.get(g, none) for g in range(generations[0])]
+    return WordCounts(*merged.types, tokens[0], merged.n_types, table_ids)
 
 
-def check_types(tables: list[CountTable], block_bytes: int, path: Source) -> None:
-    """Stop before the tables could hold more types than ids can number."""
-    n_types = sum(t.n_types for t in tables)
-    if n_types + block_bytes // 2 + 1 > MAX_TYPES:
-        raise HSW2VError(f"{describe(path)}: {n_types:,} distinct words and counting, near "
+def spool_directory(spool: TokenSpool | None) -> str | None:
+    """Where spilled counts go: beside the token spool, else in $TMPDIR."""
+    return spool.directory if spool is not None else None
+
+
+def check_types(table: CountTable, block_bytes: int, path: Source) -> None:
+    """Stop before a table could hold more types than ids can number."""
+    if table.n_types + block_bytes // 2 + 1 > MAX_TYPES:
+        raise HSW2VError(f"{describe(path)}: {table.n_types:,} distinct words and counting, near "
                          f"the limit of {MAX_TYPES:,} (ids are 32-bit); split or clean the corpus")
 
 
@@ -151,6 +197,7 @@ class TokenSpool:
     """Bytes the spool leaves free on its disk."""
 
     def __init__(self, directory: str | None = None):
+        self.directory = directory
         self.file = tempfile.TemporaryFile(prefix="hsw2v-tokens-", dir=directory)  # noqa: SIM115
         self.usable = True
         self.failure = ""

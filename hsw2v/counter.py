@@ -8,9 +8,22 @@ corpus, whichever thread counted which block.
 """
 from __future__ import annotations
 
+import os
+import tempfile
+import threading
+from dataclasses import dataclass
+
 import numpy as np
 
-from .tokens import build_table, count_block, gather_words, merge_types
+from .errors import HSW2VError
+from .tokens import (
+    TypeArrays,
+    build_table,
+    count_block,
+    gather_words,
+    merge_types,
+    partition_of,
+)
 
 KEY_SHIFT = 24
 """A block holds fewer than 2**24 tokens (blocks are about 1 MiB, at most 16 MiB)."""
@@ -23,12 +36,19 @@ def grown(a: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
+N_PARTS = 256
+"""Words are split into this many partitions by hash for merging; a merge takes a
+run of consecutive partitions at a time."""
+
+
 class CountTable:
     """Distinct words (bytes in ``arena``, word i at ``offsets[i]:offsets[i+1]``) in
     the order this table first saw them, with ``counts`` and ``first`` keys, and the
-    open-addressing hash table that finds them."""
+    open-addressing hash table that finds them. ``generation`` numbers the table
+    among all a counting pass used (a table that spilled to disk is replaced)."""
 
-    def __init__(self):
+    def __init__(self, generation: int = 0):
+        self.generation = generation
         self.table = np.full(1 << 16, -1, dtype=np.int32)
         self.arena = np.empty(1 << 20, dtype=np.uint8)
         self.offsets = np.zeros((1 << 15) + 1, dtype=np.int64)
@@ -38,9 +58,22 @@ class CountTable:
         self.used = 0
 
     @property
+    def arrays(self) -> TypeArrays:
+        return TypeArrays(self.arena, self.offsets, self.counts, self.first)
+
+    @property
     def nbytes(self) -> int:
         """Memory the table holds."""
-        return sum(a.nbytes for a in (self.table, self.arena, self.offsets, self.counts, self.first))
+        return sum(a.nbytes for a in (self.table, *self.arrays))
+
+    def size_after(self, n_bytes: int, n_types: int) -> int:
+        """:attr:`nbytes` once :meth:`reserve` has made that room."""
+        need = self.n_types + n_types
+        arena = (len(self.arena) if len(self.arena) - self.used >= n_bytes
+                 else max(self.used + n_bytes, 2 * len(self.arena)))
+        per_type = len(self.counts) if len(self.counts) >= need else max(need, 2 * len(self.counts))
+        slots = len(self.table) if 2 * need <= len(self.table) else 1 << (2 * need).bit_length()
+        return arena + 24 * per_type + 8 + 4 * slots
 
     def reserve(self, n_bytes: int, n_types: int) -> None:
         """Room for ``n_bytes`` more word bytes and ``n_types`` more types, with the
@@ -65,28 +98,224 @@ class CountTable:
             block << KEY_SHIFT, self.n_types, self.used, codes)
         return tokens, k
 
-    def merge(self, other: CountTable) -> np.ndarray:
-        """Add ``other``'s words and counts to this table; returns each of its
-        types' id here."""
-        self.reserve(other.used, other.n_types)
-        ids = np.empty(other.n_types, dtype=np.int32)
-        self.n_types, self.used = merge_types(
-            other.arena, other.offsets, other.counts, other.first, other.n_types, self.table,
-            self.arena, self.offsets, self.counts, self.first, self.n_types, self.used, ids)
-        return ids
+    def partitions(self) -> np.ndarray:
+        """Each type's partition (see :data:`N_PARTS`)."""
+        part = np.empty(self.n_types, dtype=np.int32)
+        partition_of(self.arena, self.offsets, self.n_types, N_PARTS, part)
+        return part
 
-    def in_first_order(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(word bytes, offsets, counts, rank): the words sorted by first occurrence,
-        and each type's index in that order."""
-        n = self.n_types
-        first = self.first[:n]
-        if n < 2 or np.all(first[1:] > first[:-1]):  # one table: already in order
-            return (self.arena[:self.used].copy(), self.offsets[:n + 1].copy(),
-                    self.counts[:n].copy(), np.arange(n, dtype=np.int32))
-        order = np.argsort(first)
-        rank = np.empty(n, dtype=np.int32)
-        rank[order] = np.arange(n, dtype=np.int32)
-        word_bytes = np.empty(self.used, dtype=np.uint8)
-        offsets = np.empty(n + 1, dtype=np.int64)
-        gather_words(self.arena, self.offsets, order, word_bytes, offsets)
-        return word_bytes, offsets, self.counts[order], rank
+
+class Spill:
+    """A counting table written to an unnamed temporary file in ``directory`` with
+    its types grouped by partition, so that a merge reads one run of partitions
+    at a time. Regions: each type's id in the table (int32), counts and first keys
+    (int64), word lengths (int32), then the words' bytes."""
+
+    def __init__(self, table: CountTable, directory: str | None = None):
+        self.generation = table.generation
+        n = self.n = table.n_types
+        part = table.partitions()
+        order = np.argsort(part, kind="stable")
+        lengths = np.diff(table.offsets[:n + 1])
+        self.types = np.zeros(N_PARTS + 1, dtype=np.int64)
+        self.types[1:] = np.cumsum(np.bincount(part, minlength=N_PARTS))
+        self.bytes = np.zeros(N_PARTS + 1, dtype=np.int64)
+        self.bytes[1:] = np.cumsum(np.bincount(part, weights=lengths, minlength=N_PARTS)).astype(np.int64)
+        self.file = tempfile.TemporaryFile(prefix="hsw2v-counts-", dir=directory)  # noqa: SIM115
+        self.region: dict[str, int] = {}
+        try:
+            for name, values in (("ids", order.astype(np.int32)), ("counts", table.counts[order]),
+                                 ("first", table.first[order]),
+                                 ("lengths", lengths[order].astype(np.int32))):
+                self.region[name] = self.file.tell()
+                self.file.write(memoryview(np.ascontiguousarray(values)).cast("B"))
+            self.region["bytes"] = self.file.tell()
+            step = 1 << 20
+            for lo in range(0, n, step):
+                chunk = order[lo:lo + step]
+                size = int(lengths[chunk].sum())
+                out, offsets = np.empty(size, dtype=np.uint8), np.empty(len(chunk) + 1, dtype=np.int64)
+                gather_words(table.arena, table.offsets, chunk, out, offsets)
+                self.file.write(memoryview(out))
+            self.file.flush()
+        except OSError as e:
+            self.file.close()
+            raise HSW2VError(f"cannot spill word counts to {directory or tempfile.gettempdir()}: "
+                             f"{e.strerror or e}; free some space or raise --count-memory") from None
+
+    def _read(self, name: str, dtype, lo: int, hi: int) -> np.ndarray:
+        size = np.dtype(dtype).itemsize
+        return np.frombuffer(_pread(self.file.fileno(), (hi - lo) * size,
+                                    self.region[name] + lo * size), dtype=dtype)
+
+    def ids(self, lo_part: int, hi_part: int) -> np.ndarray:
+        """The table ids of the types in partitions ``lo_part..hi_part-1``."""
+        return self._read("ids", np.int32, self.types[lo_part], self.types[hi_part])
+
+    def segment(self, lo_part: int, hi_part: int) -> TypeArrays:
+        """The types of partitions ``lo_part..hi_part-1``."""
+        a, b = self.types[lo_part], self.types[hi_part]
+        offsets = np.zeros(b - a + 1, dtype=np.int64)
+        np.cumsum(self._read("lengths", np.int32, a, b), out=offsets[1:])
+        words = np.frombuffer(_pread(self.file.fileno(), int(offsets[-1]),
+                                     self.region["bytes"] + int(self.bytes[lo_part])), dtype=np.uint8)
+        return TypeArrays(words, offsets, self._read("counts", np.int64, a, b),
+                          self._read("first", np.int64, a, b))
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def _pread(fd: int, size: int, offset: int) -> bytes:
+    """Exactly ``size`` bytes at ``offset`` (os.pread may return fewer)."""
+    parts = []
+    while size > 0:
+        got = os.pread(fd, min(size, 1 << 30), offset)
+        if not got:
+            raise HSW2VError("a spilled count file ended early")
+        parts.append(got)
+        size -= len(got)
+        offset += len(got)
+    return b"".join(parts) if len(parts) != 1 else parts[0]
+
+
+@dataclass
+class Merged:
+    """The counted types with count ≥ min_count (in no particular order), the number
+    of distinct words in all, and for each table generation, each of its types'
+    index among the kept ones (-1: dropped)."""
+
+    types: TypeArrays
+    n_types: int
+    table_ids: dict[int, np.ndarray]
+
+
+def kept_types(table: CountTable, min_count: int) -> Merged:
+    """One table's types with count ≥ min_count: nothing to merge."""
+    n = table.n_types
+    if min_count <= 1:
+        types = TypeArrays(table.arena[:table.used], table.offsets[:n + 1], table.counts[:n],
+                           table.first[:n])
+        return Merged(types, n, {table.generation: np.arange(n, dtype=np.int32)})
+    types, rel = _kept(table, min_count)
+    return Merged(types, n, {table.generation: rel})
+
+
+def _kept(table: CountTable, min_count: int) -> tuple[TypeArrays, np.ndarray]:
+    """The table's types with count ≥ min_count, gathered, and each type's index
+    among them (-1: dropped)."""
+    n = table.n_types
+    kept = np.flatnonzero(table.counts[:n] >= min_count)
+    rel = np.full(n, -1, dtype=np.int32)
+    rel[kept] = np.arange(len(kept), dtype=np.int32)
+    lengths = table.offsets[kept + 1] - table.offsets[kept]
+    words = np.empty(int(lengths.sum()), dtype=np.uint8)
+    offsets = np.empty(len(kept) + 1, dtype=np.int64)
+    gather_words(table.arena, table.offsets, kept, words, offsets)
+    return TypeArrays(words, offsets, table.counts[kept], table.first[kept]), rel
+
+
+def merge_counts(tables: list[CountTable], spills: list[Spill], min_count: int, threads: int,
+                 group_bytes: int) -> Merged:
+    """Merge counting tables in memory and spilled ones, exactly: ``threads`` threads
+    each merge a run of partitions at a time (about ``group_bytes`` of tables),
+    keeping the types with count ≥ min_count."""
+    live = [t for t in tables if t.n_types]
+    parts = [t.partitions() for t in live]
+    n_part = np.zeros(N_PARTS, dtype=np.int64)
+    b_part = np.zeros(N_PARTS, dtype=np.int64)
+    for t, part in zip(live, parts):
+        n_part += np.bincount(part, minlength=N_PARTS)
+        b_part += np.bincount(part, weights=np.diff(t.offsets[:t.n_types + 1]),
+                              minlength=N_PARTS).astype(np.int64)
+    for s in spills:
+        n_part += np.diff(s.types)
+        b_part += np.diff(s.bytes)
+    cost = 64 * n_part + b_part  # about what a merging table takes
+    groups = _groups(cost, min(group_bytes, int(cost.sum()) // (2 * threads) + 1))
+    maps = {t.generation: np.full(t.n_types, -1, dtype=np.int32) for t in live}
+    maps.update({s.generation: np.full(s.n, -1, dtype=np.int32) for s in spills})
+    results: list = [None] * len(groups)
+    no_parts = np.empty(0, dtype=np.int32)
+
+    def merge_group(g: int) -> None:
+        lo, hi = groups[g]
+        dst = CountTable()
+        dst.reserve(int(b_part[lo:hi].sum()), int(n_part[lo:hi].sum()))
+        for t, part in zip(live, parts):
+            dst.n_types, dst.used = merge_types(t.arrays, t.n_types, part, lo, hi, dst.arrays,
+                                                dst.table, dst.n_types, dst.used, maps[t.generation])
+        spilled = []
+        for s in spills:
+            seg = s.segment(lo, hi)
+            to_dst = np.empty(len(seg.counts), dtype=np.int32)
+            dst.n_types, dst.used = merge_types(seg, len(seg.counts), no_parts, 0, 0, dst.arrays,
+                                                dst.table, dst.n_types, dst.used, to_dst)
+            spilled.append((s, to_dst))
+        types, rel = _kept(dst, min_count)
+        for t, part in zip(live, parts):
+            sel = np.flatnonzero((part >= lo) & (part < hi))
+            maps[t.generation][sel] = rel[maps[t.generation][sel]]
+        for s, to_dst in spilled:
+            maps[s.generation][s.ids(lo, hi)] = rel[to_dst]
+        results[g] = (types, dst.n_types)
+
+    run_parallel(merge_group, len(groups), threads)
+    kept = np.array([len(r[0].counts) for r in results], dtype=np.int64)
+    base = np.concatenate([[0], np.cumsum(kept)])
+    group_of = np.empty(N_PARTS, dtype=np.int64)
+    for g, (lo, hi) in enumerate(groups):
+        group_of[lo:hi] = g
+    for t, part in zip(live, parts):
+        m = maps[t.generation]
+        np.add(m, base[group_of[part]].astype(np.int32), out=m, where=m >= 0)
+    for s in spills:
+        for g, (lo, hi) in enumerate(groups):
+            ids = s.ids(lo, hi)
+            m = maps[s.generation][ids]
+            maps[s.generation][ids] = np.where(m >= 0, m + base[g], -1)
+    byte_base = np.concatenate([[0], np.cumsum([r[0].offsets[-1] for r in results])])
+    offsets = np.concatenate([[0]] + [r[0].offsets[1:] + byte_base[g] for g, r in enumerate(results)])
+    types = TypeArrays(np.concatenate([r[0].arena for r in results]), offsets.astype(np.int64),
+                       np.concatenate([r[0].counts for r in results]),
+                       np.concatenate([r[0].first for r in results]))
+    return Merged(types, sum(r[1] for r in results), maps)
+
+
+def _groups(cost: np.ndarray, limit: int) -> list[tuple[int, int]]:
+    """Runs of consecutive partitions, each costing at most ``limit`` (or one partition)."""
+    groups, lo, total = [], 0, 0
+    for p, c in enumerate(cost.tolist()):
+        if total and total + c > limit:
+            groups.append((lo, p))
+            lo, total = p, 0
+        total += c
+    groups.append((lo, len(cost)))
+    return groups
+
+
+def run_parallel(task, n: int, threads: int) -> None:
+    """``task(i)`` for i in range(n), on ``threads`` threads; the first error re-raises."""
+    items = iter(range(n))
+    lock = threading.Lock()
+    failures: list[BaseException] = []
+
+    def work() -> None:
+        while not failures:
+            with lock:
+                i = next(items, None)
+            if i is None:
+                return
+            try:
+                task(i)
+            except BaseException as e:  # noqa: BLE001 (re-raised below)
+                failures.append(e)
+
+    workers = [threading.Thread(target=work, daemon=True) for _ in range(threads - 1)]
+    for w in workers:
+        w.start()
+    work()
+    for w in workers:
+        w.join()
+    if failures:
+        raise failures[0]

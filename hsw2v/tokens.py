@@ -6,6 +6,8 @@ Words are runs of non-whitespace bytes, hashed with FNV-1a while they are scanne
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -141,41 +143,64 @@ def count_block(buf, table, arena, offsets, counts, first, key_base, n_types, ar
     return n_types, arena_used, tokens, k
 
 
+class TypeArrays(NamedTuple):
+    """Counted types as one value for the kernels: word ``i`` is
+    ``arena[offsets[i]:offsets[i+1]]``, seen ``counts[i]`` times, first at key ``first[i]``."""
+
+    arena: np.ndarray  # uint8
+    offsets: np.ndarray  # int64 (n+1)
+    counts: np.ndarray  # int64 (n)
+    first: np.ndarray  # int64 (n)
+
+
 @njit(**JIT)
-def merge_types(src_arena, src_offsets, src_counts, src_first, n_src, table, arena, offsets,
-                counts, first, n_types, arena_used, to_merged):
-    """Add ``n_src`` counted types (bytes, counts, first occurrences) to another
-    table's, as :func:`count_block` adds words: counts add up, the first occurrence
-    is the earlier. ``to_merged[i]`` gets source type i's id in the table. The
-    caller guarantees room as for ``count_block``. Returns (types, arena bytes)."""
+def partition_of(arena, offsets, n, n_parts, out):
+    """``out[i]``: the partition of word i, from the high half of its FNV-1a hash
+    (the hash tables use the low bits)."""
+    for i in range(n):
+        out[i] = (fnv1a(arena, offsets[i], offsets[i + 1]) >> np.uint64(32)) % np.uint64(n_parts)
+
+
+@njit(**JIT)
+def merge_types(src, n_src, src_part, lo_part, hi_part, dst, table, n_types, arena_used,
+                to_merged):
+    """Add counted types ``src`` (:class:`TypeArrays`) to the table of ``dst``:
+    counts add up, the first occurrence is the earlier. With a non-empty
+    ``src_part``, only the types whose partition lies in ``lo_part..hi_part-1``.
+    ``to_merged[i]`` gets source type i's id in ``dst``. The caller guarantees room
+    as for :func:`count_block`. Returns (types, arena bytes)."""
+    arena, offsets, counts, first = dst
     mask = np.uint64(len(table) - 1)
+    every = len(src_part) == 0
     for i in range(n_src):
-        lo, hi = src_offsets[i], src_offsets[i + 1]
-        slot = fnv1a(src_arena, lo, hi) & mask
+        if not every and not lo_part <= src_part[i] < hi_part:
+            continue
+        lo, hi = src.offsets[i], src.offsets[i + 1]
+        slot = fnv1a(src.arena, lo, hi) & mask
         while True:
             w = table[slot]
             if w < 0:
                 w = n_types
                 table[slot] = w
-                arena[arena_used:arena_used + hi - lo] = src_arena[lo:hi]
+                arena[arena_used:arena_used + hi - lo] = src.arena[lo:hi]
                 arena_used += hi - lo
                 offsets[n_types + 1] = arena_used
                 counts[w] = 0
-                first[w] = src_first[i]
+                first[w] = src.first[i]
                 n_types += 1
                 break
             if offsets[w + 1] - offsets[w] == hi - lo:
                 same = True
                 base = offsets[w]
                 for q in range(hi - lo):
-                    if arena[base + q] != src_arena[lo + q]:
+                    if arena[base + q] != src.arena[lo + q]:
                         same = False
                         break
                 if same:
                     break
             slot = (slot + np.uint64(1)) & mask
-        counts[w] += src_counts[i]
-        first[w] = min(first[w], src_first[i])
+        counts[w] += src.counts[i]
+        first[w] = min(first[w], src.first[i])
         to_merged[i] = w
     return n_types, arena_used
 

@@ -40,7 +40,7 @@ def build_vocab(corpus: Source, min_count: int = 5, max_vocab: int | None = None
     """Count the corpus in one pass (``threads``: all cores by default); return the
     pruned vocabulary and the token count."""
     threads = TrainSettings(threads=threads).resolved().threads
-    counts = count_words(corpus, progress=progress, threads=threads)
+    counts = count_words(corpus, progress=progress, threads=threads, min_count=min_count)
     if counts.tokens == 0:
         raise HSW2VError(f"{describe(corpus)}: the corpus is empty (no words)")
     vocab, _ = _pruned(counts, min_count, max_vocab, corpus)
@@ -71,7 +71,8 @@ def keep_probabilities(counts: np.ndarray, sample: float) -> np.ndarray:
 def train(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | str | None = None,
           tree_from: Model | None = None, init_model: Model | None = None,
           checkpoint: str | None = None, checkpoint_every: float = CHECKPOINT_MINUTES,
-          resume: str | None = None, progress: bool = True, **settings) -> Model:
+          resume: str | None = None, count_memory: int | None = None, progress: bool = True,
+          **settings) -> Model:
     """Train word vectors on ``corpus``: a path (plain, .gz or .bz2; ``-`` for stdin)
     or a list of them, read in order (see :func:`hsw2v.reader.corpus_files`).
 
@@ -85,7 +86,8 @@ def train(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | str | None
     counted in ``skipped``). ``checkpoint`` saves the run's full state there every
     ``checkpoint_every`` minutes and after each epoch; ``resume`` continues the run
     saved in that checkpoint on the same corpus, with its settings (only
-    ``threads`` may change).
+    ``threads`` may change). ``count_memory`` bounds the counting pass (bytes; see
+    :func:`hsw2v.corpus.count_words`).
     Returns the :class:`Model`, with the mean loss of each epoch in ``epoch_loss``.
     """
     saver = Checkpoints(checkpoint, checkpoint_every) if checkpoint else None
@@ -106,7 +108,8 @@ def train(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | str | None
             vocab = tree_from.vocab
         elif vocab is None or init_model is not None:
             spool = cleanup.enter_context(TokenSpool()) if s.spool else None
-            counts = count_words(path, progress=progress, spool=spool, threads=s.threads)
+            counts = count_words(path, progress=progress, spool=spool, threads=s.threads,
+                                 min_count=1 if init_model else s.min_count, memory=count_memory)
             if counts.tokens == 0:
                 raise HSW2VError(f"{describe(path)}: the corpus is empty (no words)")
             if init_model is None:

@@ -218,6 +218,44 @@ def test_threads_count_exactly_as_one(tmp_path, threads):
                    for a, b in zip(got, expected))
 
 
+@pytest.mark.parametrize(("threads", "min_count"), [(1, 1), (2, 1), (2, 3)])
+def test_bounded_counting_spills_and_stays_exact(tmp_path, threads, min_count):
+    """With 4 MiB for the tables, 400k tokens of 150k types spill to disk several
+    times and merge from there: the words, counts and first occurrences equal
+    Counter's over the text, and the spool still decodes to the text's blocks."""
+    import hsw2v.counter
+
+    rng = np.random.default_rng(11)
+    ranks = rng.zipf(1.05, 400_000) % 150_000
+    text = "\n".join(" ".join(f"w{r}" for r in ranks[i:i + 700]) for i in range(0, 400_000, 700))
+    path = tmp_path / "c.txt"
+    path.write_text(text + "\n")
+    want = Counter(text.split())
+    spills = []
+    real_spill = hsw2v.counter.Spill
+
+    class CountedSpill(real_spill):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            spills.append(self.n)
+
+    with TokenSpool() as spool, pytest.MonkeyPatch.context() as mp:
+        mp.setattr(hsw2v.corpus, "Spill", CountedSpill)
+        counts = count_words(str(path), spool=spool, block_bytes=1 << 16, threads=threads,
+                             min_count=min_count, memory=4 << 20)
+        assert len(spills) > 3, spills  # it did spill, more than once per thread
+        kept = {w: c for w, c in want.items() if c >= min_count}
+        assert list(counts.as_dict().items()) == list(kept.items())
+        assert counts.n_types == len(want) and counts.tokens == 400_000
+        ids = counts.type_ids(min_count=4)
+        table = WordTable(counts.to_vocab(min_count=4).words)
+        expected = [table.encode(b) for b in iter_blocks(str(path), block_bytes=1 << 16)]
+        got = list(spool.blocks(counts.spool_ids(ids)))
+        assert len(got) == len(expected)
+        assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+                   for a, b in zip(got, expected))
+
+
 def test_too_many_types_is_one_clear_error(tmp_path, monkeypatch):
     """Type ids are int32: counting stops with one line before a table would hold
     more types than MAX_TYPES (lowered here to 1,000 to reach it)."""
