@@ -8,6 +8,7 @@ corpus, whichever thread counted which block.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
 import threading
@@ -23,6 +24,7 @@ from .tokens import (
     gather_words,
     merge_types,
     partition_of,
+    relabel,
 )
 
 KEY_SHIFT = 24
@@ -98,11 +100,13 @@ class CountTable:
             block << KEY_SHIFT, self.n_types, self.used, codes)
         return tokens, k
 
-    def partitions(self) -> np.ndarray:
-        """Each type's partition (see :data:`N_PARTS`)."""
+    def partitions(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each type's partition (see :data:`N_PARTS`), and each partition's types
+        and word bytes."""
         part = np.empty(self.n_types, dtype=np.int32)
-        partition_of(self.arena, self.offsets, self.n_types, N_PARTS, part)
-        return part
+        types, nbytes = np.zeros(N_PARTS, dtype=np.int64), np.zeros(N_PARTS, dtype=np.int64)
+        partition_of(self.arena, self.offsets, self.n_types, part, types, nbytes)
+        return part, types, nbytes
 
 
 class Spill:
@@ -114,13 +118,11 @@ class Spill:
     def __init__(self, table: CountTable, directory: str | None = None):
         self.generation = table.generation
         n = self.n = table.n_types
-        part = table.partitions()
+        part, types, nbytes = table.partitions()
         order = np.argsort(part, kind="stable")
         lengths = np.diff(table.offsets[:n + 1])
-        self.types = np.zeros(N_PARTS + 1, dtype=np.int64)
-        self.types[1:] = np.cumsum(np.bincount(part, minlength=N_PARTS))
-        self.bytes = np.zeros(N_PARTS + 1, dtype=np.int64)
-        self.bytes[1:] = np.cumsum(np.bincount(part, weights=lengths, minlength=N_PARTS)).astype(np.int64)
+        self.types = np.concatenate([[0], np.cumsum(types)])
+        self.bytes = np.concatenate([[0], np.cumsum(nbytes)])
         self.file = tempfile.TemporaryFile(prefix="hsw2v-counts-", dir=directory)  # noqa: SIM115
         self.region: dict[str, int] = {}
         try:
@@ -221,18 +223,19 @@ def merge_counts(tables: list[CountTable], spills: list[Spill], min_count: int, 
     each merge a run of partitions at a time (about ``group_bytes`` of tables),
     keeping the types with count ≥ min_count."""
     live = [t for t in tables if t.n_types]
-    parts = [t.partitions() for t in live]
     n_part = np.zeros(N_PARTS, dtype=np.int64)
     b_part = np.zeros(N_PARTS, dtype=np.int64)
-    for t, part in zip(live, parts):
-        n_part += np.bincount(part, minlength=N_PARTS)
-        b_part += np.bincount(part, weights=np.diff(t.offsets[:t.n_types + 1]),
-                              minlength=N_PARTS).astype(np.int64)
+    parts = []
+    for t in live:
+        part, types, nbytes = t.partitions()
+        parts.append(part)
+        n_part += types
+        b_part += nbytes
     for s in spills:
         n_part += np.diff(s.types)
         b_part += np.diff(s.bytes)
     cost = 64 * n_part + b_part  # about what a merging table takes
-    groups = _groups(cost, min(group_bytes, int(cost.sum()) // (2 * threads) + 1))
+    groups = _groups(cost, -(-int(cost.sum()) // group_bytes), threads)
     maps = {t.generation: np.full(t.n_types, -1, dtype=np.int32) for t in live}
     maps.update({s.generation: np.full(s.n, -1, dtype=np.int32) for s in spills})
     results: list = [None] * len(groups)
@@ -242,56 +245,48 @@ def merge_counts(tables: list[CountTable], spills: list[Spill], min_count: int, 
         lo, hi = groups[g]
         dst = CountTable()
         dst.reserve(int(b_part[lo:hi].sum()), int(n_part[lo:hi].sum()))
-        for t, part in zip(live, parts):
+        for t, part in zip(live, parts):  # the first table's words are all new
             dst.n_types, dst.used = merge_types(t.arrays, t.n_types, part, lo, hi, dst.arrays,
-                                                dst.table, dst.n_types, dst.used, maps[t.generation])
+                                                dst.table, dst.n_types, dst.used, maps[t.generation],
+                                                t is live[0])
         spilled = []
         for s in spills:
             seg = s.segment(lo, hi)
             to_dst = np.empty(len(seg.counts), dtype=np.int32)
             dst.n_types, dst.used = merge_types(seg, len(seg.counts), no_parts, 0, 0, dst.arrays,
-                                                dst.table, dst.n_types, dst.used, to_dst)
+                                                dst.table, dst.n_types, dst.used, to_dst,
+                                                not live and s is spills[0])
             spilled.append((s, to_dst))
-        types, rel = _kept(dst, min_count)
-        for t, part in zip(live, parts):
-            sel = np.flatnonzero((part >= lo) & (part < hi))
-            maps[t.generation][sel] = rel[maps[t.generation][sel]]
-        for s, to_dst in spilled:
-            maps[s.generation][s.ids(lo, hi)] = rel[to_dst]
-        results[g] = (types, dst.n_types)
+        results[g] = (*_kept(dst, min_count), dst.n_types, spilled)
 
     run_parallel(merge_group, len(groups), threads)
-    kept = np.array([len(r[0].counts) for r in results], dtype=np.int64)
-    base = np.concatenate([[0], np.cumsum(kept)])
-    group_of = np.empty(N_PARTS, dtype=np.int64)
-    for g, (lo, hi) in enumerate(groups):
-        group_of[lo:hi] = g
-    for t, part in zip(live, parts):
-        m = maps[t.generation]
-        np.add(m, base[group_of[part]].astype(np.int32), out=m, where=m >= 0)
-    for s in spills:
-        for g, (lo, hi) in enumerate(groups):
-            ids = s.ids(lo, hi)
-            m = maps[s.generation][ids]
-            maps[s.generation][ids] = np.where(m >= 0, m + base[g], -1)
+    base = np.concatenate([[0], np.cumsum([len(r[0].counts) for r in results])])
+
+    def relabel_group(g: int) -> None:  # ids in the group, then after the groups before
+        lo, hi = groups[g]
+        _, rel, _, spilled = results[g]
+        for t, part in zip(live, parts):
+            relabel(maps[t.generation], part, lo, hi, rel, base[g])
+        for s, to_dst in spilled:
+            ids = rel[to_dst]
+            maps[s.generation][s.ids(lo, hi)] = np.where(ids >= 0, ids + base[g], -1)
+
+    run_parallel(relabel_group, len(groups), threads)
     byte_base = np.concatenate([[0], np.cumsum([r[0].offsets[-1] for r in results])])
     offsets = np.concatenate([[0]] + [r[0].offsets[1:] + byte_base[g] for g, r in enumerate(results)])
     types = TypeArrays(np.concatenate([r[0].arena for r in results]), offsets.astype(np.int64),
                        np.concatenate([r[0].counts for r in results]),
                        np.concatenate([r[0].first for r in results]))
-    return Merged(types, sum(r[1] for r in results), maps)
+    return Merged(types, sum(r[2] for r in results), maps)
 
 
-def _groups(cost: np.ndarray, limit: int) -> list[tuple[int, int]]:
-    """Runs of consecutive partitions, each costing at most ``limit`` (or one partition)."""
-    groups, lo, total = [], 0, 0
-    for p, c in enumerate(cost.tolist()):
-        if total and total + c > limit:
-            groups.append((lo, p))
-            lo, total = p, 0
-        total += c
-    groups.append((lo, len(cost)))
-    return groups
+def _groups(cost: np.ndarray, at_least: int, threads: int) -> list[tuple[int, int]]:
+    """Runs of consecutive partitions of about equal cost: at least ``at_least`` of
+    them, a multiple of ``threads`` (fewer only when there are too few partitions)."""
+    n = -(-max(at_least, 1) // threads) * threads
+    edges = np.searchsorted(np.cumsum(cost), np.arange(1, n) * (cost.sum() / n), side="right")
+    bounds = sorted({0, len(cost), *np.minimum(edges, len(cost)).tolist()})
+    return list(itertools.pairwise(bounds))
 
 
 def run_parallel(task, n: int, threads: int) -> None:

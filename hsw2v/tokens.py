@@ -154,21 +154,37 @@ class TypeArrays(NamedTuple):
 
 
 @njit(**JIT)
-def partition_of(arena, offsets, n, n_parts, out):
+def partition_of(arena, offsets, n, out, types, nbytes):
     """``out[i]``: the partition of word i, from the high half of its FNV-1a hash
-    (the hash tables use the low bits)."""
+    (the hash tables use the low bits), one of ``len(types)``; adds each word to
+    its partition's ``types`` and its length to ``nbytes``."""
+    n_parts = np.uint64(len(types))
     for i in range(n):
-        out[i] = (fnv1a(arena, offsets[i], offsets[i + 1]) >> np.uint64(32)) % np.uint64(n_parts)
+        p = (fnv1a(arena, offsets[i], offsets[i + 1]) >> np.uint64(32)) % n_parts
+        out[i] = p
+        types[p] += 1
+        nbytes[p] += offsets[i + 1] - offsets[i]
+
+
+@njit(**JIT)
+def relabel(ids, part, lo_part, hi_part, new_ids, base):
+    """``ids[i] = new_ids[ids[i]] + base`` for the entries whose partition lies in
+    ``lo_part..hi_part-1`` (-1 stays -1 in ``new_ids``)."""
+    for i in range(len(ids)):
+        if lo_part <= part[i] < hi_part:
+            w = new_ids[ids[i]]
+            ids[i] = w + base if w >= 0 else -1
 
 
 @njit(**JIT)
 def merge_types(src, n_src, src_part, lo_part, hi_part, dst, table, n_types, arena_used,
-                to_merged):
+                to_merged, fresh):
     """Add counted types ``src`` (:class:`TypeArrays`) to the table of ``dst``:
     counts add up, the first occurrence is the earlier. With a non-empty
     ``src_part``, only the types whose partition lies in ``lo_part..hi_part-1``.
-    ``to_merged[i]`` gets source type i's id in ``dst``. The caller guarantees room
-    as for :func:`count_block`. Returns (types, arena bytes)."""
+    ``to_merged[i]`` gets source type i's id in ``dst``. ``fresh`` says none of
+    the source's words is in ``dst`` yet (it then skips comparing words). The
+    caller guarantees room as for :func:`count_block`. Returns (types, arena bytes)."""
     arena, offsets, counts, first = dst
     mask = np.uint64(len(table) - 1)
     every = len(src_part) == 0
@@ -189,7 +205,7 @@ def merge_types(src, n_src, src_part, lo_part, hi_part, dst, table, n_types, are
                 first[w] = src.first[i]
                 n_types += 1
                 break
-            if offsets[w + 1] - offsets[w] == hi - lo:
+            if not fresh and offsets[w + 1] - offsets[w] == hi - lo:
                 same = True
                 base = offsets[w]
                 for q in range(hi - lo):
