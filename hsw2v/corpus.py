@@ -125,7 +125,8 @@ def count_words(path: Source, progress: bool = False, spool: TokenSpool | None =
                     codes = np.empty(room, dtype=np.uint8)
                 n, k = table.count(buf, b, codes[:room])
                 with turn:  # the spool takes the blocks in order
-                    turn.wait_for(lambda b=b: written[0] == b or failures)
+                    if spool is not None:  # (not whether it is usable: that may change)
+                        turn.wait_for(lambda b=b: written[0] == b or failures)
                     if k and not failures:
                         spool.write(codes[:k], table.generation)
                     written[0] += 1

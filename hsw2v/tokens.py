@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .utils import FNV_OFFSET, FNV_PRIME, JIT, fnv1a, is_space
+from .utils import FNV_OFFSET, FNV_PRIME, JIT, fnv1a, is_space, prefetch_item
 
 
 @njit(**JIT)
@@ -176,6 +176,11 @@ def relabel(ids, part, lo_part, hi_part, new_ids, base):
             ids[i] = w + base if w >= 0 else -1
 
 
+MERGE_BATCH = 16
+"""merge_types hashes this many words ahead and prefetches their table slots and
+entries: a merge is bound by cache misses."""
+
+
 @njit(**JIT)
 def merge_types(src, n_src, src_part, lo_part, hi_part, dst, table, n_types, arena_used,
                 to_merged, fresh):
@@ -188,36 +193,52 @@ def merge_types(src, n_src, src_part, lo_part, hi_part, dst, table, n_types, are
     arena, offsets, counts, first = dst
     mask = np.uint64(len(table) - 1)
     every = len(src_part) == 0
-    for i in range(n_src):
-        if not every and not lo_part <= src_part[i] < hi_part:
-            continue
-        lo, hi = src.offsets[i], src.offsets[i + 1]
-        slot = fnv1a(src.arena, lo, hi) & mask
-        while True:
-            w = table[slot]
-            if w < 0:
-                w = n_types
-                table[slot] = w
-                arena[arena_used:arena_used + hi - lo] = src.arena[lo:hi]
-                arena_used += hi - lo
-                offsets[n_types + 1] = arena_used
-                counts[w] = 0
-                first[w] = src.first[i]
-                n_types += 1
-                break
-            if not fresh and offsets[w + 1] - offsets[w] == hi - lo:
-                same = True
-                base = offsets[w]
-                for q in range(hi - lo):
-                    if arena[base + q] != src.arena[lo + q]:
-                        same = False
-                        break
-                if same:
+    batch = np.empty(MERGE_BATCH, dtype=np.int64)
+    slots = np.empty(MERGE_BATCH, dtype=np.uint64)
+    i = 0
+    while i < n_src:
+        m = 0
+        while i < n_src and m < MERGE_BATCH:
+            if every or lo_part <= src_part[i] < hi_part:
+                batch[m] = i
+                slots[m] = fnv1a(src.arena, src.offsets[i], src.offsets[i + 1]) & mask
+                prefetch_item(table, slots[m])
+                m += 1
+            i += 1
+        for q in range(m):
+            w = table[slots[q]]
+            if w >= 0:
+                prefetch_item(counts, w)
+                prefetch_item(offsets, w)
+        for q in range(m):
+            j = batch[q]
+            lo, hi = src.offsets[j], src.offsets[j + 1]
+            slot = slots[q]
+            while True:
+                w = table[slot]
+                if w < 0:
+                    w = n_types
+                    table[slot] = w
+                    arena[arena_used:arena_used + hi - lo] = src.arena[lo:hi]
+                    arena_used += hi - lo
+                    offsets[n_types + 1] = arena_used
+                    counts[w] = 0
+                    first[w] = src.first[j]
+                    n_types += 1
                     break
-            slot = (slot + np.uint64(1)) & mask
-        counts[w] += src.counts[i]
-        first[w] = min(first[w], src.first[i])
-        to_merged[i] = w
+                if not fresh and offsets[w + 1] - offsets[w] == hi - lo:
+                    same = True
+                    base = offsets[w]
+                    for k in range(hi - lo):
+                        if arena[base + k] != src.arena[lo + k]:
+                            same = False
+                            break
+                    if same:
+                        break
+                slot = (slot + np.uint64(1)) & mask
+            counts[w] += src.counts[j]
+            first[w] = min(first[w], src.first[j])
+            to_merged[j] = w
     return n_types, arena_used
 
 

@@ -77,6 +77,26 @@ def prefetch_row(typingctx, matrix, row):
     return sig, codegen
 
 
+@intrinsic
+def prefetch_item(typingctx, array, index):
+    """Ask the CPU to start loading the cache line of ``array[index]`` (1-D); a hint."""
+    sig = types.void(array, index)
+
+    def codegen(context, builder, signature, args):
+        aryty, indexty = signature.args
+        ary = context.make_array(aryty)(context, builder, args[0])
+        i = context.cast(builder, args[1], indexty, types.intp)
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [i])
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [ir.IntType(8).as_pointer()] +
+                                            [ir.IntType(32)] * 3), "llvm.prefetch.p0i8")
+        i32 = ir.IntType(32)
+        builder.call(fn, [builder.bitcast(ptr, ir.IntType(8).as_pointer()), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
 def for_dim(kernel, *args):
     """``kernel`` compiled for ``args``, whose last one, the vector size, becomes a
     compile-time constant; call the result with arguments of the same types.
