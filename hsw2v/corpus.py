@@ -95,7 +95,7 @@ def count_words(path: Source, progress: bool = False, spool: TokenSpool | None =
     after a spill, from disk, so the counts equal an unbounded count's.
     """
     memory = memory or default_count_memory()
-    share = max(memory * 4 // (5 * threads), 4 << 20)
+    share = max(memory // (2 * threads), 4 << 20)  # growing or spilling takes up to half more
     tables = [CountTable(t) for t in range(threads)]
     spills: list[Spill] = []
     blocks = enumerate(read_ahead(iter_blocks(path, block_bytes), depth=2 + threads))

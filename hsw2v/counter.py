@@ -119,18 +119,19 @@ class Spill:
         self.generation = table.generation
         n = self.n = table.n_types
         part, types, nbytes = table.partitions()
-        order = np.argsort(part, kind="stable")
-        lengths = np.diff(table.offsets[:n + 1])
+        order = np.argsort(part, kind="stable").astype(np.int32)
+        del part
+        lengths = np.diff(table.offsets[:n + 1]).astype(np.int32)
         self.types = np.concatenate([[0], np.cumsum(types)])
         self.bytes = np.concatenate([[0], np.cumsum(nbytes)])
         self.file = tempfile.TemporaryFile(prefix="hsw2v-counts-", dir=directory)  # noqa: SIM115
         self.region: dict[str, int] = {}
+        regions = {"ids": lambda: order, "counts": lambda: table.counts[order],
+                   "first": lambda: table.first[order], "lengths": lambda: lengths[order]}
         try:
-            for name, values in (("ids", order.astype(np.int32)), ("counts", table.counts[order]),
-                                 ("first", table.first[order]),
-                                 ("lengths", lengths[order].astype(np.int32))):
+            for name, values in regions.items():  # one temporary at a time
                 self.region[name] = self.file.tell()
-                self.file.write(memoryview(np.ascontiguousarray(values)).cast("B"))
+                self.file.write(memoryview(np.ascontiguousarray(values())).cast("B"))
             self.region["bytes"] = self.file.tell()
             step = 1 << 20
             for lo in range(0, n, step):

@@ -1,5 +1,7 @@
 import bz2
 import gzip
+import subprocess
+import sys
 from collections import Counter
 
 import numpy as np
@@ -254,6 +256,59 @@ def test_bounded_counting_spills_and_stays_exact(tmp_path, threads, min_count):
         assert len(got) == len(expected)
         assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
                    for a, b in zip(got, expected))
+
+
+MEASURE_COUNTING = """
+import sys, threading, time
+from hsw2v.corpus import count_words
+from hsw2v.reader import corpus_files
+
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+files = corpus_files([sys.argv[1]])
+count_words(files, min_count=3, threads=2, memory=8 << 20)  # load every kernel first
+time.sleep(0.2)
+before, peak, done = rss(), [0], threading.Event()
+
+def watch():
+    while not done.is_set():
+        peak[0] = max(peak[0], rss())
+        time.sleep(0.001)
+
+watcher = threading.Thread(target=watch)
+watcher.start()
+memory = int(sys.argv[2]) << 20 if sys.argv[2] != "0" else None
+counts = count_words(files, min_count=3, threads=2, memory=memory)
+done.set()
+watcher.join()
+print(peak[0] - before, counts.n_types)
+print(*sorted(counts.to_vocab(min_count=3).words))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
+def test_count_memory_bounds_the_resident_set(tmp_path):
+    """In a real process, counting 3M tokens of about 1M types: unbounded, the
+    tables grow by about 100 MiB; with 48 MiB they spill and the resident set
+    grows by less than 1.3 × 48 MiB (about 40 MiB), and the vocabulary is the same."""
+    rng = np.random.default_rng(7)
+    ranks = rng.zipf(1.1, 3_000_000) % 10**9
+    path = tmp_path / "zipf.txt"
+    lines = (" ".join(f"{r:x}" for r in ranks[j:j + 1000]) + "\n" for j in range(0, len(ranks), 1000))
+    with open(path, "w") as f:
+        f.writelines(lines)
+    runs = {}
+    for budget in (0, 48):
+        out = subprocess.run([sys.executable, "-c", MEASURE_COUNTING, str(path), str(budget)],
+                             capture_output=True, text=True, check=True, timeout=600).stdout
+        growth, n_types = out.split("\n")[0].split()
+        runs[budget] = (int(growth), int(n_types), out.split("\n")[1])
+    assert runs[0][1] == runs[48][1] > 900_000
+    assert runs[0][2] == runs[48][2]  # the same vocabulary, exactly
+    assert runs[0][0] > 1.5 * (48 << 20), runs  # about 100 MiB
+    assert runs[48][0] < 1.3 * (48 << 20), runs
 
 
 def test_too_many_types_is_one_clear_error(tmp_path, monkeypatch):
