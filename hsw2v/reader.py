@@ -1,4 +1,4 @@
-"""Streaming corpus reader: plain, .gz or .bz2 text, or ``-`` for stdin.
+"""Streaming corpus reader: plain, .gz, .bz2 or .zst text, or ``-`` for stdin.
 
 Words are runs of non-whitespace bytes (space, tab, newline, CR, VT, FF), as in
 word2vec.c; a newline ends a sentence. The text must be UTF-8: invalid UTF-8 or
@@ -34,7 +34,7 @@ MAX_WORD_BYTES = 1 << 16
 
 @contextmanager
 def open_corpus(path: str) -> Iterator[BinaryIO]:
-    """Open ``path`` for binary reading, decompressing .gz and .bz2; ``-`` is stdin,
+    """Open ``path`` for binary reading, decompressing .gz, .bz2 and .zst; ``-`` is stdin,
     and a URL (``http://``, ``s3://``, …) is read through fsspec."""
     if path == "-":
         yield sys.stdin.buffer
@@ -50,6 +50,8 @@ def open_corpus(path: str) -> Iterator[BinaryIO]:
             f = gzip.open(path, "rb")  # noqa: SIM115 (closed by the with below)
         elif path.endswith(".bz2"):
             f = bz2.open(path, "rb")  # noqa: SIM115
+        elif path.endswith(".zst"):
+            f = _open_zstd(path)
         else:
             f = open(path, "rb", buffering=0)  # noqa: SIM115
     except FileNotFoundError:
@@ -58,6 +60,27 @@ def open_corpus(path: str) -> Iterator[BinaryIO]:
         raise HSW2VError(f"{path}: cannot read: {e.strerror or e}") from None
     with f:
         yield f
+
+
+def _open_zstd(path: str) -> BinaryIO:
+    """A .zst file's decompressed bytes (every frame), through zstandard (an
+    optional extra: ``pip install 'hsw2v[zstd]'``)."""
+    try:
+        import zstandard
+    except ImportError:
+        raise HSW2VError(f"{path}: reading .zst needs zstandard: pip install 'hsw2v[zstd]'") from None
+    raw = open(path, "rb")  # noqa: SIM115 (closed with the reader)
+    return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True, closefd=True)
+
+
+def _decompression_errors() -> tuple[type[BaseException], ...]:
+    """What a corrupt compressed file raises while it is read."""
+    errors: tuple[type[BaseException], ...] = (OSError, EOFError, ValueError, zlib.error)
+    try:
+        import zstandard
+    except ImportError:
+        return errors
+    return (*errors, zstandard.ZstdError)
 
 
 def is_url(path: str) -> bool:
@@ -139,11 +162,12 @@ def _file_blocks(path: str, block_bytes: int) -> Iterator[bytes]:
     """:func:`iter_blocks` for one file."""
     offset = 0  # of the start of ``carry`` in the decompressed stream
     carry = b""
+    corrupt = _decompression_errors()
     with open_corpus(path) as f:
         while True:
             try:
-                data = f.read(block_bytes)
-            except (OSError, EOFError, ValueError, zlib.error) as e:  # corrupt .gz/.bz2
+                data = _read_full(f, block_bytes)
+            except corrupt as e:  # a corrupt .gz, .bz2 or .zst
                 raise HSW2VError(f"{path}: cannot read: {e}") from None
             except Exception as e:
                 if not is_url(path):
@@ -152,6 +176,9 @@ def _file_blocks(path: str, block_bytes: int) -> Iterator[bytes]:
             if not data:
                 break
             buf = carry + data if carry else data
+            if len(data) < block_bytes:  # the end of the file, which ends its last word
+                carry = buf
+                break
             cut = _last_whitespace(buf) + 1
             if cut == 0:
                 if len(buf) > MAX_WORD_BYTES:
@@ -170,6 +197,24 @@ def _file_blocks(path: str, block_bytes: int) -> Iterator[bytes]:
         _check_word_lengths(carry, path, offset)
         _validate(carry, path, offset)
         yield carry
+
+
+def _read_full(f: BinaryIO, size: int) -> bytes:
+    """``size`` bytes, or fewer only at the end: a decompressor or a network stream
+    may return less per read (zstd stops at each frame), and a short read would
+    cut a block, and so a sentence, where the text has none."""
+    data = f.read(size)
+    if not data or len(data) == size:
+        return data
+    parts = [data]
+    while size - len(data) > 0:
+        more = f.read(size - len(data))
+        if not more:
+            break
+        parts.append(more)
+        data = b"".join(parts)
+        parts = [data]
+    return data
 
 
 def read_ahead(blocks: Iterator[bytes], depth: int = 2) -> Iterator[bytes]:

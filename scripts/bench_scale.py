@@ -89,7 +89,6 @@ def main() -> None:
                       flush=True)
             ratios.append(pair[1] / pair[2])
         same = read(work, "vocab-1.txt") == read(work, "vocab-2.txt")
-        per_token, counted, n_types = spool_bytes_per_token(big)
         seconds, peak, err = run(["train", big, "--epochs", "1", "--threads", "2",
                                   "--dim", str(args.dim), "-o", "v.txt", "--save-model", "m.npz"],
                                  work)
@@ -104,6 +103,9 @@ def main() -> None:
                                            work)
             bounded[memory] = (small_peak, read(work, out),
                                small_err.strip().splitlines()[-1])
+        # In this process, last: a child forked from a large process would inherit
+        # its peak RSS (ru_maxrss counts the memory the fork copied).
+        per_token, counted, n_types = spool_bytes_per_token(big)
         print()
         print(f"| {tokens / 1e6:.0f}M tokens, {n_types / 1e6:.1f}M types | value |")
         print("|---|---|")

@@ -6,6 +6,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+import zstandard
 
 from hsw2v.corpus import TokenSpool, WordTable, count_words
 from hsw2v.errors import HSW2VError
@@ -72,6 +73,14 @@ def test_rejects_binary_and_invalid_utf8(tmp_path, payload, message):
     path = tmp_path / "bad.txt"
     path.write_bytes(payload)
     with pytest.raises(HSW2VError, match=message):
+        count_words(str(path))
+
+
+def test_corrupt_zstd(tmp_path):
+    path = tmp_path / "c.txt.zst"
+    data = zstandard.ZstdCompressor().compress(b"a b c\n" * 10000)
+    path.write_bytes(data[:len(data) // 2] + b"\xff" * 64 + data[len(data) // 2:])
+    with pytest.raises(HSW2VError, match="c.txt.zst: cannot read"):
         count_words(str(path))
 
 
@@ -346,7 +355,7 @@ def test_failed_spool_is_given_up(tmp_path):
 
 
 def test_shards_count_and_train_as_their_concatenation(tmp_path):
-    """A directory of mixed shards (plain, .gz, .bz2, one without a final newline,
+    """A directory of mixed shards (plain, .gz, .bz2, .zst, one without a final newline,
     one in a subdirectory) gives the vocabulary and, with one thread, the very
     vectors of their concatenation (sorted order, each file ending its sentence;
     the corpus is under one block, so the blocks' learning-rate slices agree)."""
@@ -355,19 +364,23 @@ def test_shards_count_and_train_as_their_concatenation(tmp_path):
 
     rng = np.random.default_rng(5)
     words = [f"w{i}" for i in range(30)]
-    texts = ["\n".join(" ".join(rng.choice(words, 9)) for _ in range(40)) for _ in range(4)]
+    texts = ["\n".join(" ".join(rng.choice(words, 9)) for _ in range(40)) for _ in range(5)]
     shards = tmp_path / "shards"
     (shards / "sub").mkdir(parents=True)
     (shards / "a.txt").write_text(texts[0])  # no final newline
     (shards / "b.txt.gz").write_bytes(gzip.compress((texts[1] + "\n").encode()))
     (shards / "c.txt.bz2").write_bytes(bz2.compress((texts[2] + "\n").encode()))
-    (shards / "sub" / "d.txt").write_text(texts[3] + "\n")
+    half = len(texts[3]) // 2  # two zstd frames, as pzstd or cat of .zst files writes
+    frames = [zstandard.ZstdCompressor().compress(t.encode()) for t in (texts[3][:half], texts[3][half:])]
+    (shards / "c2.txt.zst").write_bytes(b"".join(frames))
+    (shards / "sub" / "d.txt").write_text(texts[4] + "\n")
     whole = tmp_path / "whole.txt"
     whole.write_text("\n".join(texts) + "\n")
     files = corpus_files([str(shards)])
-    assert [f[len(str(shards)) + 1:] for f in files] == ["a.txt", "b.txt.gz", "c.txt.bz2", "sub/d.txt"]
+    assert [f[len(str(shards)) + 1:] for f in files] == ["a.txt", "b.txt.gz", "c.txt.bz2",
+                                                         "c2.txt.zst", "sub/d.txt"]
     assert count_words(files).as_dict() == count_words(str(whole)).as_dict()
-    assert corpus_files([str(shards / "*.txt*")]) == files[:3]
+    assert corpus_files([str(shards / "*.txt*")]) == files[:4]
     kw = {"min_count": 1, "dim": 8, "epochs": 2, "threads": 1, "seed": 3, "progress": False}
     a, b = hsw2v.train(files, **kw), hsw2v.train(str(whole), **kw)
     assert a.words == b.words
