@@ -86,6 +86,10 @@ def _warn(message, *args, **kwargs) -> None:
 
 def _fail(message: str, code: int) -> None:
     click.echo(f"hsw2v: error: {message}", err=True)
+    if code in (130, 143):  # a signal: threads may still block on input, skip finalizing
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     sys.exit(code)
 
 

@@ -145,8 +145,9 @@ def count_words(path: Source, progress: bool = False, spool: TokenSpool | None =
             for w in workers:
                 w.start()
             work(0, bar)
-            for w in workers:
-                w.join()
+            for w in workers:  # not after Ctrl-C: a worker may wait for input that never comes
+                while w.is_alive() and not any(isinstance(e, KeyboardInterrupt) for e in failures):
+                    w.join(0.05)
         if failures:
             raise failures[0]
         live = [t for t in tables if t.n_types]

@@ -18,6 +18,7 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -246,12 +247,12 @@ def read_ahead(blocks: Iterator[bytes], depth: int = 2) -> Iterator[bytes]:
             yield item
     finally:
         stop.set()
-        while thread.is_alive():  # unblock a reader waiting on a full queue
+        deadline = time.monotonic() + 1.0  # a reader blocked on input (a pipe) is left:
+        while thread.is_alive() and time.monotonic() < deadline:  # it is a daemon
             try:
-                q.get(timeout=0.05)
+                q.get(timeout=0.05)  # unblock a reader waiting on a full queue
             except queue.Empty:
                 pass
-        thread.join()
 
 
 def _last_whitespace(buf: bytes) -> int:

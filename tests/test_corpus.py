@@ -320,6 +320,17 @@ def test_count_memory_bounds_the_resident_set(tmp_path):
     assert runs[48][0] < 1.3 * (48 << 20), runs
 
 
+@pytest.mark.parametrize("threads", [2, 3])
+def test_an_error_in_one_counting_thread_stops_them_all(tmp_path, threads):
+    """Invalid UTF-8 deep in the corpus, with threads waiting for their turn to
+    write the spool: one error naming the byte offset, not a hang."""
+    good = ("w1 w2 w3 " * 40 + "\n").encode()
+    path = tmp_path / "c.txt"
+    path.write_bytes(good * 200 + b"bad \xff word\n" + good * 200)
+    with TokenSpool() as spool, pytest.raises(HSW2VError, match=f"invalid UTF-8 at byte {len(good) * 200 + 4}"):
+        count_words(str(path), spool=spool, block_bytes=256, threads=threads)
+
+
 def test_too_many_types_is_one_clear_error(tmp_path, monkeypatch):
     """Type ids are int32: counting stops with one line before a table would hold
     more types than MAX_TYPES (lowered here to 1,000 to reach it)."""

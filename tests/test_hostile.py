@@ -12,6 +12,8 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
+import time
 import zipfile
 
 import numpy as np
@@ -160,6 +162,43 @@ def test_sigterm_cleans_up_like_ctrl_c(work):
     err = proc.stderr.read().decode()
     assert proc.wait(60) == 143
     assert err.replace("\r", "\n").strip().splitlines()[-1] == "hsw2v: error: terminated"
+    assert "Traceback" not in err
+    assert snapshot(work) == before and list((work / "tmp").iterdir()) == []
+
+
+def test_ctrl_c_while_threads_count(work):
+    """SIGINT during a parallel counting pass of stdin, with a reader thread blocked
+    on the pipe: exit 130 with one line, no traceback, no crash at shutdown,
+    nothing written, no temporary left."""
+    before = snapshot(work)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["TMPDIR"] = str(work / "tmp")
+    proc = subprocess.Popen([*hsw2v_command(), "vocab", "-", "--threads", "2", "-o", "v.txt"],
+                            cwd=work, stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    text = (work / "c.txt").read_bytes() * 100
+    fed = [0]
+
+    def feed() -> None:  # 8 MiB and then nothing, the pipe left open
+        try:
+            while fed[0] < 8 << 20:
+                proc.stdin.write(text)
+                proc.stdin.flush()
+                fed[0] += len(text)
+        except (BrokenPipeError, ValueError, OSError):
+            pass
+
+    threading.Thread(target=feed, daemon=True).start()
+    while fed[0] < 8 << 20:  # past the pipe's buffer: the counting pass reads
+        assert proc.poll() is None, proc.stderr.read()
+        time.sleep(0.01)
+    time.sleep(0.5)  # the threads now wait for input that does not come
+    proc.send_signal(signal.SIGINT)
+    try:
+        err = proc.communicate(timeout=60)[1].decode()
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert err.replace("\r", "\n").strip().splitlines()[-1] == "hsw2v: error: interrupted"
     assert "Traceback" not in err
     assert snapshot(work) == before and list((work / "tmp").iterdir()) == []
 
