@@ -170,6 +170,8 @@ def test_ctrl_c_while_threads_count(work):
     """SIGINT during a parallel counting pass of stdin, with a reader thread blocked
     on the pipe: exit 130 with one line, no traceback, no crash at shutdown,
     nothing written, no temporary left."""
+    warm = run(work, "vocab", "c.txt", "--threads", "2", "-o", "warm.txt")  # numba's cache
+    assert warm.returncode == 0, warm.stderr
     before = snapshot(work)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["TMPDIR"] = str(work / "tmp")
@@ -193,10 +195,14 @@ def test_ctrl_c_while_threads_count(work):
         time.sleep(0.01)
     time.sleep(0.5)  # the threads now wait for input that does not come
     proc.send_signal(signal.SIGINT)
+    watchdog = threading.Timer(60, proc.kill)  # a hang fails the test instead of stalling it
+    watchdog.start()
     try:
-        err = proc.communicate(timeout=60)[1].decode()
+        err = proc.stderr.read().decode()  # (stdin stays open: no end of input)
+        proc.wait()
     finally:
-        proc.kill()
+        watchdog.cancel()
+        proc.stdin.close()
     assert proc.returncode == 130, err
     assert err.replace("\r", "\n").strip().splitlines()[-1] == "hsw2v: error: interrupted"
     assert "Traceback" not in err
