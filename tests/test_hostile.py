@@ -175,8 +175,14 @@ def test_ctrl_c_while_threads_count(work):
     before = snapshot(work)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["TMPDIR"] = str(work / "tmp")
-    proc = subprocess.Popen([*hsw2v_command(), "vocab", "-", "--threads", "2", "-o", "v.txt"],
-                            cwd=work, stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    # A shell starts background jobs with SIGINT ignored, and a child inherits that (CI
+    # may run so); a handler here is reset to the default in the child instead.
+    ignored = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen([*hsw2v_command(), "vocab", "-", "--threads", "2", "-o", "v.txt"],
+                                cwd=work, stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    finally:
+        signal.signal(signal.SIGINT, ignored)
     text = (work / "c.txt").read_bytes() * 100
     fed = [0]
 
