@@ -21,6 +21,7 @@ from .tokens import (
     TypeArrays,
     build_table,
     count_block,
+    fold_types,
     gather_words,
     merge_types,
     partition_of,
@@ -100,12 +101,13 @@ class CountTable:
             block << KEY_SHIFT, self.n_types, self.used, codes)
         return tokens, k
 
-    def partitions(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Each type's partition (see :data:`N_PARTS`), and each partition's types
-        and word bytes."""
+    def partitions(self, skip: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each type's partition (see :data:`N_PARTS`; ``N_PARTS`` itself, none, for
+        the types with ``skip >= 0``), and each partition's types and word bytes."""
         part = np.empty(self.n_types, dtype=np.int32)
         types, nbytes = np.zeros(N_PARTS, dtype=np.int64), np.zeros(N_PARTS, dtype=np.int64)
-        partition_of(self.arena, self.offsets, self.n_types, part, types, nbytes)
+        skip = np.empty(0, dtype=np.int32) if skip is None else skip
+        partition_of(self.arena, self.offsets, self.n_types, skip, part, types, nbytes)
         return part, types, nbytes
 
 
@@ -204,11 +206,16 @@ def kept_types(table: CountTable, min_count: int) -> Merged:
     return Merged(types, n, {table.generation: rel})
 
 
-def _kept(table: CountTable, min_count: int) -> tuple[TypeArrays, np.ndarray]:
-    """The table's types with count ≥ min_count, gathered, and each type's index
-    among them (-1: dropped)."""
+def _kept(table: CountTable, min_count: int,
+          among: np.ndarray | None = None) -> tuple[TypeArrays, np.ndarray]:
+    """The table's types with count ≥ min_count (and ``among`` true, if given),
+    gathered, and each type's index among them (-1: dropped)."""
     n = table.n_types
-    kept = np.flatnonzero(table.counts[:n] >= min_count)
+    keep = table.counts[:n] >= min_count
+    if among is not None:
+        keep &= among
+    kept = np.flatnonzero(keep)
+    del keep
     rel = np.full(n, -1, dtype=np.int32)
     rel[kept] = np.arange(len(kept), dtype=np.int32)
     lengths = table.offsets[kept + 1] - table.offsets[kept]
@@ -218,17 +225,78 @@ def _kept(table: CountTable, min_count: int) -> tuple[TypeArrays, np.ndarray]:
     return TypeArrays(words, offsets, table.counts[kept], table.first[kept]), rel
 
 
+FOLD_CHUNK = 1 << 18
+"""Source types a folding task looks up (see :func:`fold`)."""
+
+
+def fold(base: CountTable, table: CountTable, threads: int) -> np.ndarray:
+    """Add the counts of ``table``'s types that ``base`` already holds to ``base``,
+    in place, on ``threads`` threads; each of ``table``'s types' id in ``base``, or -1."""
+    found = np.empty(table.n_types, dtype=np.int32)
+    dst = TypeArrays(base.arena, base.offsets, base.counts, base.first)
+
+    def task(k: int) -> None:
+        lo = k * FOLD_CHUNK
+        fold_types(table.arrays, lo, min(lo + FOLD_CHUNK, table.n_types), base.table, dst, found)
+
+    run_parallel(task, -(-table.n_types // FOLD_CHUNK), threads)
+    return found
+
+
+def concatenated(parts: list[TypeArrays]) -> TypeArrays:
+    """Counted types one after another."""
+    byte_base = np.concatenate([[0], np.cumsum([p.offsets[-1] for p in parts])])
+    offsets = np.concatenate([[0]] + [p.offsets[1:] + byte_base[g] for g, p in enumerate(parts)])
+    return TypeArrays(np.concatenate([p.arena for p in parts]), offsets.astype(np.int64),
+                      np.concatenate([p.counts for p in parts]),
+                      np.concatenate([p.first for p in parts]))
+
+
 def merge_counts(tables: list[CountTable], spills: list[Spill], min_count: int, threads: int,
                  group_bytes: int) -> Merged:
+    """Merge counting tables in memory and spilled ones, exactly, keeping the types
+    with count ≥ min_count.
+
+    In memory, the largest table takes in the others' types that it holds, in place
+    (:func:`fold`: lookups, no copies); the types it lacks are merged by partition
+    (:func:`merge_partitions`), or are final when one other table had them. After a
+    spill, everything is merged by partition."""
+    live = [t for t in tables if t.n_types]
+    if spills or len(live) < 2:
+        return merge_partitions(live, spills, min_count, threads, group_bytes)
+    base = max(live, key=lambda t: t.n_types)
+    rest = [t for t in live if t is not base]
+    found = [fold(base, t, threads) for t in rest]
+    kept, rel = _kept(base, min_count)
+    n_base = len(kept.counts)
+    if len(rest) == 1:
+        new = found[0] < 0
+        others, rel_other = _kept(rest[0], min_count, new)
+        rel_other[rel_other >= 0] += n_base
+        merged = Merged(others, int(new.sum()), {rest[0].generation: rel_other})
+    else:
+        merged = merge_partitions(rest, [], min_count, threads, group_bytes, found, n_base)
+    for t, f in zip(rest, found):
+        ids = merged.table_ids[t.generation]
+        at = np.flatnonzero(f >= 0)
+        ids[at] = rel[f[at]]
+    merged.table_ids[base.generation] = rel
+    return Merged(concatenated([kept, merged.types]), base.n_types + merged.n_types,
+                  merged.table_ids)
+
+
+def merge_partitions(live: list[CountTable], spills: list[Spill], min_count: int, threads: int,
+                     group_bytes: int, skip: list[np.ndarray] | None = None,
+                     first_id: int = 0) -> Merged:
     """Merge counting tables in memory and spilled ones, exactly: ``threads`` threads
     each merge a run of partitions at a time (about ``group_bytes`` of tables),
-    keeping the types with count ≥ min_count."""
-    live = [t for t in tables if t.n_types]
+    keeping the types with count ≥ min_count, numbered from ``first_id``. The types
+    of ``live[i]`` with ``skip[i] >= 0`` are left out (and their ids untouched)."""
     n_part = np.zeros(N_PARTS, dtype=np.int64)
     b_part = np.zeros(N_PARTS, dtype=np.int64)
     parts = []
-    for t in live:
-        part, types, nbytes = t.partitions()
+    for i, t in enumerate(live):
+        part, types, nbytes = t.partitions(skip[i] if skip else None)
         parts.append(part)
         n_part += types
         b_part += nbytes
@@ -261,7 +329,7 @@ def merge_counts(tables: list[CountTable], spills: list[Spill], min_count: int, 
         results[g] = (*_kept(dst, min_count), dst.n_types, spilled)
 
     run_parallel(merge_group, len(groups), threads)
-    base = np.concatenate([[0], np.cumsum([len(r[0].counts) for r in results])])
+    base = first_id + np.concatenate([[0], np.cumsum([len(r[0].counts) for r in results])])
 
     def relabel_group(g: int) -> None:  # ids in the group, then after the groups before
         lo, hi = groups[g]
@@ -273,12 +341,7 @@ def merge_counts(tables: list[CountTable], spills: list[Spill], min_count: int, 
             maps[s.generation][s.ids(lo, hi)] = np.where(ids >= 0, ids + base[g], -1)
 
     run_parallel(relabel_group, len(groups), threads)
-    byte_base = np.concatenate([[0], np.cumsum([r[0].offsets[-1] for r in results])])
-    offsets = np.concatenate([[0]] + [r[0].offsets[1:] + byte_base[g] for g, r in enumerate(results)])
-    types = TypeArrays(np.concatenate([r[0].arena for r in results]), offsets.astype(np.int64),
-                       np.concatenate([r[0].counts for r in results]),
-                       np.concatenate([r[0].first for r in results]))
-    return Merged(types, sum(r[2] for r in results), maps)
+    return Merged(concatenated([r[0] for r in results]), sum(r[2] for r in results), maps)
 
 
 def _groups(cost: np.ndarray, at_least: int, threads: int) -> list[tuple[int, int]]:

@@ -154,12 +154,16 @@ class TypeArrays(NamedTuple):
 
 
 @njit(**JIT)
-def partition_of(arena, offsets, n, out, types, nbytes):
+def partition_of(arena, offsets, n, skip, out, types, nbytes):
     """``out[i]``: the partition of word i, from the high half of its FNV-1a hash
     (the hash tables use the low bits), one of ``len(types)``; adds each word to
-    its partition's ``types`` and its length to ``nbytes``."""
+    its partition's ``types`` and its length to ``nbytes``. A word with
+    ``skip[i] >= 0`` (when ``skip`` is not empty) gets ``len(types)``: none."""
     n_parts = np.uint64(len(types))
     for i in range(n):
+        if len(skip) > 0 and skip[i] >= 0:
+            out[i] = len(types)
+            continue
         p = (fnv1a(arena, offsets[i], offsets[i + 1]) >> np.uint64(32)) % n_parts
         out[i] = p
         types[p] += 1
@@ -240,6 +244,37 @@ def merge_types(src, n_src, src_part, lo_part, hi_part, dst, table, n_types, are
             first[w] = min(first[w], src.first[j])
             to_merged[j] = w
     return n_types, arena_used
+
+
+@njit(**JIT)
+def fold_types(src, lo, hi, table, dst, found):
+    """For the source types ``lo..hi-1`` (:class:`TypeArrays`) that the table of
+    ``dst`` already holds: add their counts there and keep the earlier first
+    occurrence. ``found[i]``: source type i's id in ``dst``, or -1. Only reads the
+    table, and writes only the entries it finds: threads may fold disjoint ranges
+    of one source into one ``dst`` at once (a source's types are distinct)."""
+    arena, offsets, counts, first = dst
+    mask = np.uint64(len(table) - 1)
+    hashes = np.empty(MERGE_BATCH, dtype=np.uint64)
+    for start in range(lo, hi, MERGE_BATCH):
+        end = min(start + MERGE_BATCH, hi)
+        for i in range(start, end):
+            h = fnv1a(src.arena, src.offsets[i], src.offsets[i + 1])
+            hashes[i - start] = h
+            prefetch_item(table, h & mask)
+        for i in range(start, end):
+            w = table[hashes[i - start] & mask]
+            if w >= 0:
+                prefetch_item(offsets, w)
+                prefetch_item(counts, w)
+                prefetch_item(first, w)
+        for i in range(start, end):
+            w = find_hashed(src.arena, src.offsets[i], src.offsets[i + 1], hashes[i - start],
+                            table, arena, offsets)
+            if w >= 0:
+                counts[w] += src.counts[i]
+                first[w] = min(first[w], src.first[i])
+            found[i] = w
 
 
 @njit(**JIT)

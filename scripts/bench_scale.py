@@ -25,12 +25,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from zipf_corpus import parse_count, write_corpus
 
 HSW2V = [sys.executable, "-m", "hsw2v"]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)  # this checkout's hsw2v, here and in the children
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}
 
 
 def run(args: list[str], cwd: str) -> tuple[float, int, str]:
     """Seconds, peak RSS (bytes) and stderr of ``hsw2v ARGS`` in its own process."""
     start = time.perf_counter()
-    proc = subprocess.Popen([*HSW2V, *args], cwd=cwd, stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen([*HSW2V, *args], cwd=cwd, env=ENV, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
