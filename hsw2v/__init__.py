@@ -15,7 +15,7 @@ import importlib
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "train": "trainer",
+    "train": "engine",
     "TrainSettings": "settings",
     "build_vocab": "trainer",
     "Model": "model",

@@ -12,7 +12,7 @@ import signal
 import sys
 import time
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 import click
 
@@ -25,7 +25,13 @@ from .default_files import (
     default_vectors,
 )
 from .errors import HSW2VError
-from .settings import CHECKPOINT_MINUTES, COUNT_MEMORY_HELP, TrainSettings, parse_size
+from .settings import (
+    CHECKPOINT_MINUTES,
+    COUNT_MEMORY_HELP,
+    EngineSettings,
+    TrainSettings,
+    parse_size,
+)
 
 _DATA_HELP = "Plain, .gz or .bz2 UTF-8 text, or - for stdin."
 
@@ -105,7 +111,8 @@ def _emit(data, as_json: bool, lines: Iterable[str]) -> None:
 def _setting(name: str, help_suffix: str = "", **override):
     """The click option for :class:`TrainSettings` field ``name``: its default,
     choices and help come from there (``override`` changes them for one command)."""
-    f = next(f for f in dataclasses.fields(TrainSettings) if f.name == name)
+    f = next(f for c in (TrainSettings, EngineSettings) for f in dataclasses.fields(c)
+             if f.name == name)
     meta = f.metadata
     kw: dict = {"default": f.default, "show_default": f.default is not None,
                 "help": meta["help"] + help_suffix}
@@ -213,12 +220,17 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
 @click.option("--init-model", help="Train this model further on CORPUS, keeping its vocabulary, "
               "tree and vector size; words outside its vocabulary are skipped and counted.")
 @click.option("--count-memory", metavar="SIZE", help=COUNT_MEMORY_HELP)
+@_setting("engine")
+@_setting("scheduler")
+@_setting("workers")
+@_setting("round_words")
 @click.option("--quiet", is_flag=True, help="No progress bar or summary.")
 @click.pass_context
 def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binary: bool,
           cache: bool, save_model: str | None, tree: str | None, tree_from: str | None,
           read_vocab: str | None, checkpoint: str | None, checkpoint_every: float,
-          resume: str | None, init_model: str | None, count_memory: str | None, quiet: bool,
+          resume: str | None, init_model: str | None, count_memory: str | None, engine: str,
+          scheduler: str | None, workers: int | None, round_words: int, quiet: bool,
           **settings) -> None:
     """Train word vectors on CORPUS with hierarchical softmax.
 
@@ -228,10 +240,10 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
     or --save-model, the vectors go to vectors.txt and the model to model.npz in
     the current directory.
     """
+    from .engine import train as run
     from .files import check_writable, replace_together
     from .model import load_model
     from .reader import corpus_files
-    from .trainer import train as run
     from .vocab import Vocab
     from .word2vec_format import write_cache
 
@@ -263,7 +275,8 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
                 tree_from=load_model(tree_from) if tree_from else None, progress=not quiet,
                 init_model=load_model(init_model) if init_model else None, resume=resume,
                 checkpoint=checkpoint, checkpoint_every=checkpoint_every,
-                count_memory=parse_size(count_memory, "--count-memory"), **settings)
+                count_memory=parse_size(count_memory, "--count-memory"), engine=engine,
+                scheduler=scheduler, workers=workers, round_words=round_words, **settings)
     seconds = time.perf_counter() - start
     writers = {output: lambda f: model.write_vectors(f, binary), save_model: model.write}
     replace_together({k: v for k, v in writers.items() if k})  # both outputs, or neither
@@ -387,7 +400,7 @@ def evaluate(vectors_path: str | None, analogies: str | None, pairs: tuple[str, 
     """Score vectors on analogies (3CosAdd) and word-pair similarity (Spearman).
 
     VECTORS_OR_MODEL defaults to the vectors that `hsw2v similar` would read."""
-    from .evaluate import evaluate_analogies, evaluate_word_pairs
+    from .evaluate import evaluate_analogies, evaluate_word_pairs, report_lines
     from .model import read_vectors
 
     if not analogies and not pairs:
@@ -399,19 +412,4 @@ def evaluate(vectors_path: str | None, analogies: str | None, pairs: tuple[str, 
     if analogies:
         report["analogies"] = evaluate_analogies(vectors, analogies, restrict=restrict)
     report["pairs"] = {p: evaluate_word_pairs(vectors, p) for p in pairs}
-    _emit(report, as_json, _evaluation_lines(report))
-
-
-def _evaluation_lines(report: dict) -> Iterator[str]:
-    """The text form of ``evaluate``'s report: per-section and total accuracy, then
-    one line per word-pair file."""
-    if "analogies" in report:
-        a = report["analogies"]
-        for sec in a["sections"]:
-            yield (f"{sec['section']:<32} {sec['correct']:>6}/{sec['correct'] + sec['incorrect']:<6}"
-                   f" {100 * sec['accuracy']:6.2f}%  ({sec['oov']} OOV)")
-        yield (f"{'analogy total':<32} {a['correct']:>6}/{a['correct'] + a['incorrect']:<6}"
-               f" {100 * a['accuracy']:6.2f}%  ({a['oov']} OOV)")
-    for p, r in report["pairs"].items():
-        yield (f"{p}: spearman {r['spearman']:.4f}, pearson {r['pearson']:.4f}, "
-               f"{r['pairs']} pairs, OOV {100 * r['oov_rate']:.1f}%")
+    _emit(report, as_json, report_lines(report))

@@ -225,6 +225,20 @@ def _kept(table: CountTable, min_count: int,
     return TypeArrays(words, offsets, table.counts[kept], table.first[kept]), rel
 
 
+def merge_two(a: TypeArrays, b: TypeArrays) -> tuple[TypeArrays, int]:
+    """Two sets of counted types as one (each holds a word at most once): counts add
+    up and the first occurrence is the earlier. Returns the types and their number."""
+    dst = CountTable()
+    dst.reserve(int(a.offsets[-1] + b.offsets[-1]), len(a.counts) + len(b.counts))
+    none = np.empty(0, dtype=np.int32)
+    for src, fresh in ((a, True), (b, False)):
+        to_dst = np.empty(len(src.counts), dtype=np.int32)
+        dst.n_types, dst.used = merge_types(src, len(src.counts), none, 0, 0, dst.arrays,
+                                            dst.table, dst.n_types, dst.used, to_dst, fresh)
+    n = dst.n_types
+    return TypeArrays(dst.arena[:dst.used], dst.offsets[:n + 1], dst.counts[:n], dst.first[:n]), n
+
+
 FOLD_CHUNK = 1 << 18
 """Source types a folding task looks up (see :func:`fold`)."""
 

@@ -8,7 +8,7 @@ Blank lines are skipped.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -295,3 +295,18 @@ def pearson(x: np.ndarray, y: np.ndarray) -> float:
 def spearman(x: np.ndarray, y: np.ndarray) -> float:
     """Spearman rank correlation with average ranks for ties (scipy's ``spearmanr``)."""
     return pearson(rank_average(x), rank_average(y))
+
+
+def report_lines(report: dict) -> Iterator[str]:
+    """The text form of ``hsw2v evaluate``'s report: per-section and total accuracy, then
+    one line per word-pair file."""
+    if "analogies" in report:
+        a = report["analogies"]
+        for sec in a["sections"]:
+            yield (f"{sec['section']:<32} {sec['correct']:>6}/{sec['correct'] + sec['incorrect']:<6}"
+                   f" {100 * sec['accuracy']:6.2f}%  ({sec['oov']} OOV)")
+        yield (f"{'analogy total':<32} {a['correct']:>6}/{a['correct'] + a['incorrect']:<6}"
+               f" {100 * a['accuracy']:6.2f}%  ({a['oov']} OOV)")
+    for p, r in report["pairs"].items():
+        yield (f"{p}: spearman {r['spearman']:.4f}, pearson {r['pearson']:.4f}, "
+               f"{r['pairs']} pairs, OOV {100 * r['oov_rate']:.1f}%")

@@ -22,7 +22,7 @@ import time
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from .errors import HSW2VError
 
@@ -89,15 +89,15 @@ def is_url(path: str) -> bool:
 
 
 @contextmanager
-def _open_url(url: str) -> Iterator[BinaryIO]:
-    """A URL's bytes, decompressed by its extension, through fsspec (an optional
-    extra: ``pip install 'hsw2v[remote]'``)."""
+def _open_url(url: str, compression: str | None = "infer") -> Iterator[BinaryIO]:
+    """A URL's bytes, decompressed by its extension (unless ``compression`` is None),
+    through fsspec (an optional extra: ``pip install 'hsw2v[remote]'``)."""
     try:
         import fsspec
     except ImportError:
         raise HSW2VError(f"{url}: reading URLs needs fsspec: pip install 'hsw2v[remote]'") from None
     try:
-        opened = fsspec.open(url, "rb", compression="infer")
+        opened = fsspec.open(url, "rb", compression=compression)
         f = opened.open()
     except FileNotFoundError:
         raise HSW2VError(f"{url}: no such file") from None
@@ -109,12 +109,26 @@ def _open_url(url: str) -> Iterator[BinaryIO]:
         yield f
 
 
-Source = str | Sequence[str]
-"""A corpus: one path (``-`` for stdin) or a list of them, read in order."""
+COMPRESSED = (".gz", ".bz2", ".zst")
+
+
+class Slice(NamedTuple):
+    """The words of an uncompressed file (or URL) that start in bytes
+    ``start..end-1``: consecutive slices cover the file's words exactly once."""
+
+    path: str
+    start: int
+    end: int
+
+
+Source = str | Slice | Sequence[str | Slice]
+"""A corpus: one path (``-`` for stdin) or slice, or a list of them, read in order."""
 
 
 def paths_of(source: Source) -> list[str]:
-    return [source] if isinstance(source, str) else list(source)
+    """The paths a corpus reads, in order."""
+    items = [source] if isinstance(source, str | Slice) else list(source)
+    return [x.path if isinstance(x, Slice) else x for x in items]
 
 
 def describe(source: Source) -> str:
@@ -155,16 +169,19 @@ def iter_blocks(source: Source, block_bytes: int = BLOCK_BYTES) -> Iterator[byte
 
     Raises HSW2VError on unreadable, corrupt-compressed, binary or non-UTF-8 input.
     """
-    for path in paths_of(source):
-        yield from _file_blocks(path, block_bytes)
+    for item in [source] if isinstance(source, str | Slice) else source:
+        if isinstance(item, Slice):
+            yield from _file_blocks(item.path, block_bytes, item)
+        else:
+            yield from _file_blocks(item, block_bytes)
 
 
-def _file_blocks(path: str, block_bytes: int) -> Iterator[bytes]:
-    """:func:`iter_blocks` for one file."""
-    offset = 0  # of the start of ``carry`` in the decompressed stream
+def _file_blocks(path: str, block_bytes: int, part: Slice | None = None) -> Iterator[bytes]:
+    """:func:`iter_blocks` for one file, or the words of ``part`` of it."""
     carry = b""
     corrupt = _decompression_errors()
-    with open_corpus(path) as f:
+    with open_corpus(path) if part is None else _open_slice(part) as f:
+        offset = f.tell() if part is not None else 0  # of ``carry``'s start in the text
         while True:
             try:
                 data = _read_full(f, block_bytes)
@@ -198,6 +215,53 @@ def _file_blocks(path: str, block_bytes: int) -> Iterator[bytes]:
         _check_word_lengths(carry, path, offset)
         _validate(carry, path, offset)
         yield carry
+
+
+@contextmanager
+def _open_slice(part: Slice) -> Iterator[BinaryIO]:
+    """The bytes of ``part``'s words, from the start of its first word to the end of
+    its last (see :class:`Slice`), as a file positioned at that start."""
+    if part.path.endswith(COMPRESSED):
+        raise HSW2VError(f"{part.path}: a compressed file is read whole, not in slices")
+    with _open_url(part.path, compression=None) if is_url(part.path) else open_corpus(part.path) as f:
+        start, end = _word_start(f, part.start, part.path), _word_start(f, part.end, part.path)
+        f.seek(start)
+        yield _Bounded(f, end)
+
+
+class _Bounded:
+    """A binary file that ends at byte ``end``."""
+
+    def __init__(self, f: BinaryIO, end: int):
+        self.f, self.end = f, end
+
+    def tell(self) -> int:
+        return self.f.tell()
+
+    def read(self, size: int = -1) -> bytes:
+        left = self.end - self.f.tell()
+        return self.f.read(left if size < 0 else min(size, left)) if left > 0 else b""
+
+
+def _word_start(f: BinaryIO, pos: int, path: str) -> int:
+    """The first byte at or after ``pos`` where a word may start: ``pos`` itself at
+    the file's start or after whitespace, else the byte after the word that covers
+    it (or the file's end)."""
+    if pos <= 0:
+        return 0
+    f.seek(pos - 1)
+    seen = 0
+    while True:
+        chunk = f.read(1 << 14)
+        found = _SPACE.search(chunk)
+        if found:
+            return pos + seen + found.start()
+        if not chunk:
+            return pos - 1 + seen
+        seen += len(chunk)
+        if seen > MAX_WORD_BYTES:
+            raise HSW2VError(f"{path}: more than {MAX_WORD_BYTES} bytes without whitespace at "
+                             f"byte {pos}; is this a text file?")
 
 
 def _read_full(f: BinaryIO, size: int) -> bytes:

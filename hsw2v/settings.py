@@ -19,6 +19,14 @@ CHECKPOINT_MINUTES = 30.0
 """Minutes between checkpoints (``--checkpoint-every``); one is also saved after each epoch."""
 
 
+ENGINES = ("local", "dask")
+ROUND_WORDS = 1_000_000
+"""Words each Dask worker trains per round before the replicas are averaged
+(``--round-words``; see README, "Beyond one machine")."""
+CONNECT_SECONDS = 10
+"""How long ``--scheduler`` waits for the scheduler to answer."""
+
+
 COUNT_MEMORY_HELP = ("Memory for counting (K, M, G or T bytes, binary) [a quarter of RAM]; "
                       "past it, partial counts spill to $TMPDIR and merge exactly.")
 
@@ -122,6 +130,20 @@ class TrainSettings:
     def record(self) -> dict:
         """A JSON-serialisable dict of these settings (see :meth:`from_record`)."""
         return asdict(self)
+
+
+@dataclass
+class EngineSettings:
+    """Where ``hsw2v train`` runs (see :func:`hsw2v.engine.train`)."""
+
+    engine: str = _opt("local", "Train here, or on a Dask cluster (pip install 'hsw2v[dask]').",
+                       choices=ENGINES)
+    scheduler: str | None = _opt(None, "dask: the address of an existing cluster's scheduler "
+                                 "(tcp://host:8786).", type=str)
+    workers: int | None = _opt(None, "dask: start a LocalCluster of this many worker processes, "
+                               "each training with --threads threads.", type=int)
+    round_words: int = _opt(ROUND_WORDS, "dask: words each worker trains between two averagings "
+                            "of the weights.")
 
 
 def _typed(name: str, value, expected: type):

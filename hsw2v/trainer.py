@@ -135,10 +135,7 @@ def train(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | str | None
         if init_model is not None:
             vectors, node_vectors = init_model.vectors.copy(), init_model.node_vectors.copy()
         else:
-            vectors = np.random.default_rng(s.seed).random((len(vocab), s.dim), dtype=np.float32)
-            vectors -= 0.5
-            vectors /= s.dim  # uniform in ±0.5/dim, as word2vec.c
-            node_vectors = np.zeros((len(vocab) - 1, s.dim), dtype=np.float32)
+            vectors, node_vectors = initial_weights(len(vocab), s.dim, s.seed)
         model = Model(vocab, tree, vectors, node_vectors, s)
         if spool is not None and not spool.usable:
             warnings.warn(f"the token spool in {tempfile.gettempdir()} could not be kept "
@@ -152,6 +149,14 @@ def train(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | str | None
     model.seconds = seconds
     model.skipped = skipped
     return model
+
+
+def initial_weights(n_words: int, dim: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Word vectors uniform in ±0.5/dim (as word2vec.c) and zero inner-node vectors."""
+    vectors = np.random.default_rng(seed).random((n_words, dim), dtype=np.float32)
+    vectors -= 0.5
+    vectors /= dim
+    return vectors, np.zeros((n_words - 1, dim), dtype=np.float32)
 
 
 CONTINUED = ("window", "sample", "alpha", "min_alpha", "epochs", "threads", "seed", "spool")
@@ -257,10 +262,14 @@ def hot_inner_nodes(tree: Tree, counts: np.ndarray, k: int) -> tuple[np.ndarray,
 
 def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, position: Position,
                 spool: TokenSpool | None = None, type_ids: list[np.ndarray] | None = None,
-                checkpoints: Checkpoints | None = None) -> tuple[list[float], float]:
+                checkpoints: Checkpoints | None = None, schedule: int | None = None,
+                table: WordTable | None = None) -> tuple[list[float], float]:
     """Stream the corpus through the worker threads from ``position`` to the end of
     epoch ``s.epochs``; return each epoch's mean loss and the seconds from the
-    threads' start to their end.
+    threads' start to their end. The learning rate falls over ``schedule`` words
+    (default: ``s.epochs`` × ``position.per_epoch``). On return, ``position.words``
+    counts the words trained in all (and its ``loss_sum`` and ``examples``, when
+    given, hold the sums).
 
     The blocks come from ``spool`` (with ``type_ids``, see :meth:`TokenSpool.blocks`)
     if given; otherwise the text is read and encoded again each epoch. An epoch
@@ -269,14 +278,14 @@ def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, po
     ``checkpoints`` saves the run at block boundaries, with every queued block trained."""
     vocab, tree = model.vocab, model.tree
     if spool is None:
-        table = WordTable(vocab.words)
+        table = table or WordTable(vocab.words)
         table.encode(b"")  # loads the encoding kernel before LLVM's pages go (below)
         epoch_blocks = lambda: map(table.encode, iter_blocks(path))
     else:
         spool.warm_up()
         epoch_blocks = lambda: spool.blocks(type_ids)
     keep = keep_probabilities(vocab.counts, s.sample)
-    planned = s.epochs * position.per_epoch
+    planned = schedule or s.epochs * position.per_epoch
     loss_sum = position.loss_sum or [0.0] * s.epochs
     examples = position.examples or [0] * s.epochs
     done = [position.words]
@@ -384,6 +393,7 @@ def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, po
     seconds = time.perf_counter() - start
     if failures:
         raise failures[0]
+    position.words = done[0]
     return [loss_sum[e] / max(examples[e], 1) for e in range(s.epochs)], seconds
 
 

@@ -2,10 +2,11 @@
 trained for one epoch, each step in its own process (peak RSS from wait4).
 
     python scripts/bench_scale.py [--tokens 200M] [--exponent 1.1] [--runs 3]
-                                  [--small 20M] [--count-memory 200M]
+                                  [--small 20M] [--count-memory 200M] [--corpus DIR]
 
 It writes the corpus under $TMPDIR (about 4 bytes a token) and deletes it at the
-end. Printed: counting words/s with 1 and 2 threads (the median of the per-run
+end (``--corpus DIR``: use shards already written by ``scripts/zipf_corpus.py``
+with those --tokens and --exponent, and keep them). Printed: counting words/s with 1 and 2 threads (the median of the per-run
 ratios), peak RSS, the token spool's bytes per token, training words/s and peak
 RSS for one epoch; and on a smaller corpus (--small), the peak RSS of counting
 with and without --count-memory, and whether both give the same vocabulary.
@@ -67,15 +68,17 @@ def main() -> None:
     parser.add_argument("--small", default="20M")
     parser.add_argument("--count-memory", default="200M")
     parser.add_argument("--dim", type=int, default=100)
+    parser.add_argument("--corpus", help="existing shards to use instead of writing them")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="hsw2v-bench-scale-")
     try:
-        big, small = os.path.join(work, "big"), os.path.join(work, "small")
-        os.makedirs(big)
+        big, small = args.corpus or os.path.join(work, "big"), os.path.join(work, "small")
         os.makedirs(small)
         tokens = parse_count(args.tokens)
         start = time.perf_counter()
-        write_corpus(big, tokens, shards=16, exponent=args.exponent)
+        if not args.corpus:
+            os.makedirs(big)
+            write_corpus(big, tokens, shards=16, exponent=args.exponent)
         print(f"corpus: {tokens:,} tokens in 16 shards, Zipf exponent {args.exponent} "
               f"({time.perf_counter() - start:.0f} s to write)", flush=True)
         run(["vocab", big, "--threads", "1", "--quiet", "-o", "warm.txt"], work)  # page cache

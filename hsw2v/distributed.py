@@ -1,0 +1,332 @@
+"""Training on a Dask cluster (``hsw2v train --engine dask``): data-parallel,
+synchronous rounds with parameter averaging.
+
+- **Shards.** The corpus's files (or URLs); workers read them themselves, and no
+  text passes through the client.
+- **Counting.** One ``count-shard`` task per file (the bounded, exact counting of
+  :func:`hsw2v.corpus.count_words`), merged by a binary tree of ``merge-counts``
+  tasks on the workers; the client receives only the vocabulary, and builds the
+  tree and scatters both.
+- **Training.** Each epoch's text is cut into slices of about ``round_words``
+  words (byte ranges of uncompressed files; a compressed file is one slice). A
+  round gives each worker one slice: ``train-round`` trains a replica from the
+  global weights with the local trainer's threads, and ``average`` tasks combine
+  the replicas pairwise, weighted by their words, in a fixed tree. The new global
+  weights are made on a worker and stay there; the next round's tasks fetch them
+  from it. The client receives a few numbers a round, and the weights only at a
+  checkpoint and at the end.
+- **Faults.** Every task is a pure function of its inputs (weights, slice,
+  schedule position, seed), so a task lost with its worker is run again
+  elsewhere with the same result.
+"""
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .checkpoint import Position
+from .corpus import WordCounts, WordTable, count_words
+from .counter import merge_two
+from .errors import HSW2VError
+from .model import Model
+from .progress import progress_bar
+from .reader import COMPRESSED, Slice, corpus_files, describe, is_url
+from .settings import CONNECT_SECONDS, ROUND_WORDS, TrainSettings
+from .tokens import TypeArrays
+from .trainer import _run_epochs, check_converging, check_vocab, initial_weights
+from .tree import Tree, build_tree
+from .vocab import Vocab
+
+SHARD_SHIFT = 44
+"""First-occurrence keys of shard i start at ``i << SHARD_SHIFT``: ties in count keep
+the order of the shards' concatenation (a shard holds < 2**20 blocks, 1 TiB)."""
+
+
+# --- tasks (run on the workers) ---------------------------------------------------
+
+def list_shards(corpus: list[str]) -> list[str]:
+    """The files that CORPUS names, as the workers see them."""
+    files = corpus_files(corpus)
+    if "-" in files:
+        raise HSW2VError("--engine dask reads files or URLs, not stdin (-)")
+    return files
+
+
+def count_shard(path: str, index: int, threads: int, memory: int | None) -> WordCounts:
+    """Every word of one shard, exactly, with first occurrences after those of the
+    shards before it."""
+    counts = count_words(path, threads=threads, min_count=1, memory=memory)
+    if len(counts) and int(counts.first.max()) >> SHARD_SHIFT:
+        raise HSW2VError(f"{path}: more than {1 << (SHARD_SHIFT - 20)} blocks; split the shard")
+    counts.first = counts.first + (np.int64(index) << np.int64(SHARD_SHIFT))
+    counts.table_ids = []
+    return counts
+
+
+def shard_size(path: str, counts: WordCounts) -> tuple[int, int]:
+    """A shard's tokens and its size in bytes (-1: compressed, read whole)."""
+    if path.endswith(COMPRESSED):
+        return counts.tokens, -1
+    if is_url(path):
+        import fsspec
+
+        return counts.tokens, int(fsspec.open(path, "rb").fs.size(path))
+    import os
+
+    return counts.tokens, os.path.getsize(path)
+
+
+def merge_counts(a: WordCounts, b: WordCounts) -> WordCounts:
+    """Two shards' (or subtrees') counts as one."""
+    types, n = merge_two(TypeArrays(a.word_bytes, a.offsets, a.counts, a.first),
+                         TypeArrays(b.word_bytes, b.offsets, b.counts, b.first))
+    return WordCounts(*types, a.tokens + b.tokens, n)
+
+
+def vocabulary(counts: WordCounts, min_count: int, max_vocab: int | None) -> tuple[Vocab, int, int]:
+    """The vocabulary kept, the corpus's tokens and its distinct words."""
+    return counts.to_vocab(min_count, max_vocab), counts.tokens, counts.n_types
+
+
+@dataclass
+class Job:
+    """What every ``train-round`` task shares (scattered once): the vocabulary, tree
+    and settings (``threads``: per worker), and the words over which the learning
+    rate falls. ``token`` names the run, for the workers' cached word tables."""
+
+    token: str
+    vocab: Vocab
+    tree: Tree
+    settings: TrainSettings
+    schedule: int
+
+
+class Replica(NamedTuple):
+    """Weights, with the words, loss sum and examples that made them (summed over
+    the replicas an average combined)."""
+
+    syn0: np.ndarray
+    syn1: np.ndarray
+    words: int
+    loss_sum: float
+    examples: int
+
+
+def first_weights(job: Job) -> Replica:
+    """The starting weights, as a local run with the same seed has them."""
+    s = job.settings
+    return Replica(*initial_weights(len(job.vocab), s.dim, s.seed), 0, 0.0, 0)
+
+
+_TABLES: dict[str, WordTable] = {}
+"""The word table of the run a worker trains (built once per run, not per round)."""
+
+
+def train_slice(job: Job, weights: Replica, part: str | Slice, epoch: int, words_before: int,
+                words: int, index: int) -> Replica:
+    """A replica of ``weights`` trained on slice number ``index`` of the epoch, with
+    the learning rate of words ``words_before..words_before+words`` of the run."""
+    s = replace(job.settings, epochs=epoch + 1)
+    if job.token not in _TABLES:
+        _TABLES.clear()
+        _TABLES[job.token] = WordTable(job.vocab.words)
+    model = Model(job.vocab, job.tree, weights.syn0.copy(), weights.syn1.copy(), s)
+    seeds = np.random.SeedSequence([s.seed, epoch, index]).generate_state(s.threads, np.uint64)
+    position = Position(max(words, 1), exact=False, epoch=epoch, words=words_before,
+                        loss_sum=[0.0] * (epoch + 1), examples=[0] * (epoch + 1),
+                        rng=[int(x) for x in seeds])
+    _run_epochs(part, model, s, False, position, schedule=job.schedule, table=_TABLES[job.token])
+    return Replica(model.vectors, model.node_vectors, position.words - words_before,
+                   position.loss_sum[epoch], position.examples[epoch])
+
+
+def average(a: Replica, b: Replica) -> Replica:
+    """The mean of two replicas weighted by the words each trained."""
+    total = a.words + b.words
+    share = np.float32(a.words / total if total else 0.5)
+    syn0 = a.syn0 * share
+    syn0 += b.syn0 * (np.float32(1) - share)
+    syn1 = a.syn1 * share
+    syn1 += b.syn1 * (np.float32(1) - share)
+    return Replica(syn0, syn1, total, a.loss_sum + b.loss_sum, a.examples + b.examples)
+
+
+def round_totals(r: Replica) -> tuple[int, float, int]:
+    """A round's words, loss sum and examples (the client's only per-round data)."""
+    return r.words, r.loss_sum, r.examples
+
+
+# --- the client ----------------------------------------------------------------------
+
+def _distributed():
+    try:
+        import distributed
+    except ImportError:
+        raise HSW2VError("--engine dask needs dask.distributed: pip install 'hsw2v[dask]'") from None
+    return distributed
+
+
+@contextmanager
+def connect(client: Any = None, scheduler: str | None = None, workers: int | None = None,
+            threads: int = 1) -> Iterator[Any]:
+    """A Dask client: ``client`` as it is (never closed), one connected to
+    ``scheduler``, or one of a new ``LocalCluster`` of ``workers`` processes on
+    127.0.0.1 (both closed at the end)."""
+    if client is not None:
+        yield client
+        return
+    distributed = _distributed()
+    if scheduler:
+        try:
+            c = distributed.Client(scheduler, timeout=f"{CONNECT_SECONDS}s")
+        except (OSError, TimeoutError, ValueError) as e:
+            raise HSW2VError(f"cannot reach the Dask scheduler at {scheduler}: "
+                             f"{' '.join(str(e).split()) or type(e).__name__}") from None
+        with c:
+            yield c
+        return
+    if not workers or workers < 1:
+        raise HSW2VError("--engine dask needs --scheduler ADDRESS or --workers N (N ≥ 1)")
+    cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                       host="127.0.0.1", dashboard_address=None,
+                                       silence_logs=logging.ERROR)
+    with cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+def _key(name: str) -> str:
+    """A task key that the dashboard groups under ``name``."""
+    return f"{name}-{uuid.uuid4().hex}"
+
+
+def _tree_reduce(client: Any, func, futures: list, name: str):
+    """``func`` over the futures pairwise, level by level, in their order."""
+    while len(futures) > 1:
+        paired = [client.submit(func, a, b, key=_key(name)) for a, b in zip(futures[::2], futures[1::2])]
+        futures = paired + futures[len(futures) - len(futures) % 2:]
+    return futures[0]
+
+
+def epoch_slices(shards: list[str], sizes: list[tuple[int, int]], round_words: int,
+                 words_per_token: float) -> list[tuple[str | Slice, int]]:
+    """The epoch's slices in corpus order, each with its estimated words: byte ranges
+    of about ``round_words`` words of each uncompressed shard, a compressed shard whole."""
+    slices = []
+    for path, (tokens, size) in zip(shards, sizes):
+        n = 1 if size < 0 else max(1, round(tokens / round_words))
+        cuts = [size * k // n for k in range(n + 1)]
+        for k in range(n):
+            part = path if n == 1 else Slice(path, cuts[k], cuts[k + 1])
+            slices.append((part, round(tokens * words_per_token / n)))
+    return slices
+
+
+def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str | None = None,
+                  workers: int | None = None, round_words: int = ROUND_WORDS,
+                  count_memory: int | None = None, progress: bool = True, **settings) -> Model:
+    """Train on a Dask cluster (see the module's notes); the settings are those of
+    :func:`hsw2v.trainer.train`, with ``threads`` per worker (default: a
+    LocalCluster's share of the cores, or the workers' own thread count)."""
+    if round_words < 1:
+        raise HSW2VError(f"--round-words must be at least 1, got {round_words}")
+    from .settings import available_cores
+
+    local_threads = max(1, available_cores() // workers) if workers and not scheduler else None
+    threads = settings.pop("threads", None) or local_threads
+    with connect(client, scheduler, None if client is not None else workers, threads or 1) as c:
+        if threads is None:
+            threads = min(w["nthreads"] for w in c.scheduler_info()["workers"].values())
+        s = TrainSettings(threads=threads, **settings).resolved()
+        if s.tree == "semantic":
+            raise HSW2VError("--engine dask builds huffman, balanced, random or fano trees; "
+                             "learn a semantic tree locally and train with --init-model")
+        pending: list = []
+        try:
+            return _train(c, list(corpus), s, round_words, count_memory, progress, pending)
+        except KeyboardInterrupt:
+            c.cancel(pending)
+            raise
+        except HSW2VError:
+            raise
+        except Exception as e:
+            if type(e).__module__.split(".")[0] not in ("distributed", "dask", "asyncio"):
+                raise
+            raise HSW2VError(f"the Dask cluster failed: {' '.join(str(e).split())}") from None
+
+
+def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_memory: int | None,
+           progress: bool, pending: list) -> Model:
+    """Count, build the tree, train in rounds (see :func:`train_on_dask`)."""
+    start = time.perf_counter()
+    shards = c.submit(list_shards, corpus, key=_key("list-shards")).result()
+    counts = [c.submit(count_shard, path, i, s.threads, count_memory, key=_key("count-shard"))
+              for i, path in enumerate(shards)]
+    sizes = [c.submit(shard_size, path, n, key=_key("shard-size")) for path, n in zip(shards, counts)]
+    pending += counts + sizes
+    total = _tree_reduce(c, merge_counts, counts, "merge-counts")
+    vocab, tokens, _ = c.submit(vocabulary, total, s.min_count, s.max_vocab,
+                                key=_key("vocabulary")).result()
+    sizes = c.gather(sizes)
+    del counts, total
+    pending.clear()
+    if tokens == 0:
+        raise HSW2VError(f"{describe(shards)}: the corpus is empty (no words)")
+    check_vocab(vocab, s.min_count, describe(shards))
+    tree = build_tree(s.tree, vocab.counts, s.seed)
+    per_epoch = vocab.total
+    slices = epoch_slices(shards, sizes, round_words, per_epoch / tokens)
+    [job] = c.scatter([Job(uuid.uuid4().hex, vocab, tree, s, s.epochs * per_epoch)], broadcast=True)
+    weights = c.submit(first_weights, job, key=_key("first-weights"))
+    seconds = {"count": time.perf_counter() - start}
+    start = time.perf_counter()
+    loss_sum, examples = [0.0] * s.epochs, [0] * s.epochs
+    bar = progress_bar(progress, total=s.epochs * per_epoch, unit="word", unit_scale=True,
+                       desc="train", smoothing=0.1)
+    done = 0
+    rounds: list = []  # (epoch, totals future) of rounds submitted, not yet counted
+
+    def account(epoch: int, totals) -> None:
+        nonlocal done
+        n, loss, ex = totals.result()
+        loss_sum[epoch] += loss
+        examples[epoch] += ex
+        done += n
+        alpha = max(s.min_alpha, s.alpha - (s.alpha - s.min_alpha) * done / (s.epochs * per_epoch))
+        bar.set_postfix(alpha=f"{alpha:.5f}", loss=f"{loss_sum[epoch] / max(examples[epoch], 1):.4f}",
+                        workers=len(c.scheduler_info()["workers"]), refresh=False)
+        bar.update(min(n, bar.total - bar.n))
+
+    try:
+        for epoch in range(s.epochs):
+            before = epoch * per_epoch
+            names = [w for w in c.scheduler_info()["workers"]]
+            for r in range(0, len(slices), len(names)):
+                replicas = []
+                for k in range(r, min(r + len(names), len(slices))):
+                    part, words = slices[k]
+                    replicas.append(c.submit(train_slice, job, weights, part, epoch, before, words, k,
+                                             key=_key("train-round"), workers=[names[k - r]],
+                                             allow_other_workers=True))
+                    before += words
+                weights = _tree_reduce(c, average, replicas, "average")
+                rounds.append((epoch, c.submit(round_totals, weights, key=_key("round-totals"))))
+                pending[:] = [weights, *replicas]
+                if len(rounds) > 1:  # the client stays one round behind the workers
+                    account(*rounds.pop(0))
+        while rounds:
+            account(*rounds.pop(0))
+        final = weights.result()
+    finally:
+        bar.close()
+    model = Model(vocab, tree, np.array(final.syn0), np.array(final.syn1), s)
+    model.epoch_loss = [loss_sum[e] / max(examples[e], 1) for e in range(s.epochs)]
+    model.seconds = {**seconds, "train": time.perf_counter() - start}
+    check_converging(model)
+    return model

@@ -1,0 +1,40 @@
+"""The one training entry point, on this machine or on a Dask cluster."""
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import HSW2VError
+from .model import Model
+from .reader import Source
+from .settings import ENGINES, ROUND_WORDS
+
+
+def train(corpus: Source, *, engine: str = "local", client: Any = None, scheduler: str | None = None,
+          workers: int | None = None, round_words: int = ROUND_WORDS, **options) -> Model:
+    """Train word vectors on ``corpus``: with ``engine="local"``, in this process
+    (see :func:`hsw2v.trainer.train` for the options); with ``engine="dask"``, on a
+    Dask cluster: ``client`` (used as it is, never closed), ``scheduler`` (an
+    address) or a new LocalCluster of ``workers`` processes, averaging the
+    workers' replicas every ``round_words`` words each (see
+    :func:`hsw2v.distributed.train_on_dask`)."""
+    if engine == "local":
+        given = [name for name, value in (("client", client), ("scheduler", scheduler),
+                                          ("workers", workers)) if value is not None]
+        if given or round_words != ROUND_WORDS:
+            raise HSW2VError(f"--{(given or ['round-words'])[0]} goes with --engine dask")
+        from .trainer import train as train_here
+
+        return train_here(corpus, **options)
+    if engine != "dask":
+        raise HSW2VError(f"--engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    local_only = [k for k in ("vocab", "tree_from", "init_model", "resume", "checkpoint")
+                  if options.get(k) is not None]
+    if local_only:
+        raise HSW2VError(f"--{local_only[0].replace('_', '-')} is not available with --engine dask")
+    from .distributed import train_on_dask
+
+    options = {k: v for k, v in options.items() if k not in ("vocab", "tree_from", "init_model",
+                                                              "resume", "checkpoint",
+                                                              "checkpoint_every", "spool")}
+    return train_on_dask([corpus] if isinstance(corpus, str) else list(corpus), client=client,
+                         scheduler=scheduler, workers=workers, round_words=round_words, **options)
