@@ -195,8 +195,8 @@ def connect(client: Any = None, scheduler: str | None = None, workers: int | Non
     if not workers or workers < 1:
         raise HSW2VError("--engine dask needs --scheduler ADDRESS or --workers N (N ≥ 1)")
     cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=None,
-                                       silence_logs=logging.ERROR)
+                                       host="127.0.0.1", dashboard_address=":0",
+                                       silence_logs=logging.CRITICAL)
     with cluster, distributed.Client(cluster) as c:
         yield c
 
@@ -303,17 +303,19 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
                         workers=len(c.scheduler_info()["workers"]), refresh=False)
         bar.update(min(n, bar.total - bar.n))
 
-    try:
+    width = len(c.scheduler_info()["workers"])  # slices a round: fixed, so that a lost
+    try:  # worker changes where the tasks run, never what they compute
         for epoch in range(s.epochs):
             before = epoch * per_epoch
-            names = [w for w in c.scheduler_info()["workers"]]
-            for r in range(0, len(slices), len(names)):
+            for r in range(0, len(slices), width):
+                names = list(c.scheduler_info()["workers"]) or [None]
                 replicas = []
-                for k in range(r, min(r + len(names), len(slices))):
+                for k in range(r, min(r + width, len(slices))):
                     part, words = slices[k]
-                    replicas.append(c.submit(train_slice, job, weights, part, epoch, before, words, k,
-                                             key=_key("train-round"), workers=[names[k - r]],
-                                             allow_other_workers=True))
+                    where = {"workers": [names[(k - r) % len(names)]], "allow_other_workers": True}
+                    replicas.append(c.submit(train_slice, job, weights, part, epoch, before, words,
+                                             k, key=_key("train-round"),
+                                             **(where if names[0] else {})))
                     before += words
                 weights = _tree_reduce(c, average, replicas, "average")
                 rounds.append((epoch, c.submit(round_totals, weights, key=_key("round-totals"))))

@@ -1,0 +1,180 @@
+"""Training on Dask, with real clusters: a LocalCluster of worker processes, and
+`dask scheduler` / `dask worker` subprocesses on 127.0.0.1."""
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import hsw2v
+from hsw2v.reader import Slice, iter_blocks
+
+from .conftest import one_line_error, planted_corpus, run_hsw2v
+
+distributed = pytest.importorskip("distributed")
+
+QUICK = {"min_count": 1, "dim": 20, "epochs": 3, "sample": 0, "seed": 3, "progress": False}
+
+
+def write_shards(directory, n: int = 3, **corpus) -> tuple[list[str], list[list[str]], str]:
+    """The planted corpus as ``n`` shards (the last gzipped); their paths, the word
+    groups, and the whole text."""
+    text, groups = planted_corpus(**corpus)
+    lines = text.splitlines(keepends=True)
+    directory.mkdir()
+    paths = []
+    for i in range(n):
+        part = "".join(lines[i * len(lines) // n:(i + 1) * len(lines) // n])
+        path = directory / (f"shard{i}.txt.gz" if i == n - 1 else f"shard{i}.txt")
+        if i == n - 1:
+            path.write_bytes(gzip.compress(part.encode()))
+        else:
+            path.write_text(part)
+        paths.append(str(path))
+    return paths, groups, text
+
+
+def neighbour_accuracy(model, groups) -> float:
+    group_of = {w: g for g, words in enumerate(groups) for w in words}
+    hits = [group_of[o] == g for w, g in group_of.items() for o, _ in model.most_similar(w, topn=3)]
+    return sum(hits) / len(hits)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=":0") as c, \
+            distributed.Client(c) as client:
+        yield client
+
+
+def test_slices_cover_a_file_exactly_once(tmp_path):
+    """Byte ranges cut anywhere, even inside words, give each word exactly once."""
+    rng = np.random.default_rng(0)
+    words = [("x" * int(rng.integers(1, 9))) + str(i) for i in range(3000)]
+    seps = rng.choice([" ", "\n", "  ", "\t"], size=len(words))
+    text = "".join(w + s for w, s in zip(words, seps))
+    path = tmp_path / "t.txt"
+    path.write_text(text)
+    for n in (1, 2, 7, 100):
+        cuts = [len(text) * k // n for k in range(n + 1)]
+        got = [w for a, b in itertools.pairwise(cuts)
+               for w in b"".join(iter_blocks(Slice(str(path), a, b), 1024)).split()]
+        assert got == text.encode().split(), n
+
+
+def test_two_workers_train_as_well_as_one_machine(tmp_path, cluster):
+    """2 worker processes, rounds of 2,000 words: the vocabulary is the local one,
+    exactly, and the planted groups are found as well as by local training."""
+    paths, groups, _ = write_shards(tmp_path / "shards", n=3)
+    local = hsw2v.train(paths, threads=2, **QUICK)
+    spread = hsw2v.train(paths, engine="dask", client=cluster, round_words=2000, threads=1, **QUICK)
+    assert spread.words == local.words
+    assert np.array_equal(spread.vocab.counts, local.vocab.counts)
+    assert np.array_equal(spread.tree.children, local.tree.children)
+    assert neighbour_accuracy(local, groups) >= 0.95
+    assert neighbour_accuracy(spread, groups) >= 0.95
+    assert abs(spread.epoch_loss[-1] - local.epoch_loss[-1]) < 0.15
+    assert spread.epoch_loss[-1] < spread.epoch_loss[0]
+    assert cluster.status == "running"  # a client passed in is not closed
+
+
+def test_a_killed_worker_changes_nothing(tmp_path):
+    """Killing a worker process (SIGKILL, by PID) in the middle of training: the run
+    finishes, and since every task is a pure function of its inputs, with the very
+    vectors of a run that lost nothing."""
+    paths, _, _ = write_shards(tmp_path / "shards", n=2, sentences=4000)
+    options = {**QUICK, "epochs": 4, "threads": 1}
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=":0") as c, \
+            distributed.Client(c) as client:
+        whole = hsw2v.train(paths, engine="dask", client=client, round_words=1500, **options)
+        result, errors = {}, []
+
+        def run() -> None:
+            try:
+                result["model"] = hsw2v.train(paths, engine="dask", client=client,
+                                              round_words=1500, **options)
+            except BaseException as e:  # noqa: BLE001 (reported below)
+                errors.append(e)
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not any(
+                str(k).startswith("average") for keys in client.has_what().values() for k in keys):
+            time.sleep(0.02)
+        pids = client.run(os.getpid)
+        assert thread.is_alive()  # training is under way
+        os.kill(pids[min(pids)], signal.SIGKILL)
+        thread.join(300)
+        assert not errors, errors
+        assert np.array_equal(result["model"].vectors, whole.vectors)
+        assert np.array_equal(result["model"].node_vectors, whole.node_vectors)
+
+
+def test_scheduler_and_workers_started_apart(tmp_path):
+    """`dask scheduler` and two `dask worker` processes on 127.0.0.1, and
+    `hsw2v train --engine dask --scheduler ADDRESS` in a real process."""
+    _paths, groups, _ = write_shards(tmp_path / "shards", n=2)
+    info = tmp_path / "scheduler.json"
+    bin_dir = os.path.dirname(sys.executable)
+    dask = [os.path.join(bin_dir, "dask")] if os.path.exists(os.path.join(bin_dir, "dask")) \
+        else [sys.executable, "-m", "dask"]
+    procs = [subprocess.Popen([*dask, "scheduler", "--host", "127.0.0.1", "--port", "0",
+                               "--no-dashboard", "--scheduler-file", str(info)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        deadline = time.monotonic() + 60
+        while not info.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        address = json.loads(info.read_text())["address"]
+        procs += [subprocess.Popen([*dask, "worker", address, "--nthreads", "1", "--nworkers", "1",
+                                    "--host", "127.0.0.1", "--no-dashboard"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                  for _ in range(2)]
+        with distributed.Client(address) as client:
+            client.wait_for_workers(2, timeout=60)
+        result = run_hsw2v(tmp_path, "train", str(tmp_path / "shards"), "--engine", "dask",
+                           "--scheduler", address, "--min-count", "1", "--dim", "20",
+                           "--epochs", "3", "--sample", "0", "--round-words", "3000",
+                           "-o", "v.txt", "--save-model", "m.npz")
+        assert result.returncode == 0, result.stderr
+        model = hsw2v.load_model(str(tmp_path / "m.npz"))
+        assert neighbour_accuracy(model, groups) >= 0.95
+        assert hsw2v.read_vectors(str(tmp_path / "v.txt")).words == model.words
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.wait(30)
+
+
+def test_dask_errors_are_one_line(tmp_path):
+    """A scheduler that is not there, a shard a worker cannot read, and dask not
+    installed: one line each, no traceback, and nothing written."""
+    _paths, _, _ = write_shards(tmp_path / "shards", n=2)
+    args = ["train", str(tmp_path / "shards"), "--engine", "dask", "--min-count", "1",
+            "--dim", "8", "--epochs", "1", "-o", "v.txt"]
+    line = one_line_error(run_hsw2v(tmp_path, *args, "--scheduler", "tcp://127.0.0.1:9"))
+    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in line
+    (tmp_path / "shards" / "shard9.txt.gz").write_bytes(b"\x1f\x8b\x08\x00 not gzip")
+    line = one_line_error(run_hsw2v(tmp_path, *args, "--workers", "2"))
+    assert "shard9.txt.gz: cannot read" in line
+    fake = tmp_path / "no-dask" / "distributed"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('no dask here')\n")
+    line = one_line_error(run_hsw2v(tmp_path, *args, "--workers", "2",
+                                    env={"PYTHONPATH": str(fake.parent)}))
+    assert "pip install 'hsw2v[dask]'" in line
+    assert not (tmp_path / "v.txt").exists()
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
