@@ -1,0 +1,108 @@
+"""Dask engine vs local training, on ../shared/data/enwiki-17m.txt.gz split into 8
+shards: analogy accuracy, WS353 and training words/s, then how quality moves with
+the round length and the number of workers.
+
+    python scripts/bench_dask.py [--runs 2] [--rounds 250000,1000000,4000000]
+                                 [--workers 1,2,4] [--quick]
+
+Settings: dim 100, window 5, sample 1e-3; skip-gram 1 epoch and CBOW 3 epochs.
+"local" is ``--threads 2``; "dask" is ``--engine dask --workers 2 --threads 1`` (a
+LocalCluster on the same 2 cores, so the ratio of words/s measures the cost of
+averaging). Words/s counts training only (not counting, not the cluster's start).
+Quality and speed are medians over ``--runs`` seeds; the speed ratio is the median
+of per-seed ratios. ``--quick`` trains on the first 2 shards only.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # this checkout, whatever copy of hsw2v is installed
+DATA = REPO.parent / "shared" / "data"
+
+import hsw2v
+from hsw2v.evaluate import evaluate_analogies, evaluate_word_pairs
+
+ARCHS = {"skipgram": 1, "cbow": 3}
+COMMON = {"dim": 100, "window": 5, "sample": 1e-3, "min_count": 5, "progress": False}
+
+
+def write_shards(directory: Path, n: int = 8, line_words: int = 1000) -> list[str]:
+    """enwiki-17m as ``n`` plain shards with a line break every ``line_words`` words."""
+    with gzip.open(DATA / "enwiki-17m.txt.gz", "rb") as f:
+        words = f.read().split()
+    paths = []
+    for i in range(n):
+        part = words[i * len(words) // n:(i + 1) * len(words) // n]
+        path = directory / f"shard-{i}.txt"
+        with open(path, "wb") as out:
+            out.writelines(b" ".join(part[j:j + line_words]) + b"\n" for j in range(0, len(part), line_words))
+        paths.append(str(path))
+    return paths
+
+
+def run(shards: list[str], arch: str, seed: int, **engine) -> dict:
+    """Train, evaluate; quality and training words/s."""
+    epochs = ARCHS[arch]
+    start = time.perf_counter()
+    model = hsw2v.train(shards, arch=arch, epochs=epochs, seed=seed, **COMMON, **engine)
+    wall = time.perf_counter() - start
+    vectors = model.keyed_vectors()
+    analogy = evaluate_analogies(vectors, str(DATA / "questions-words.txt"), restrict=30000)
+    ws353 = evaluate_word_pairs(vectors, str(DATA / "wordsim353.tsv"))
+    words = epochs * model.vocab.total
+    return {"analogy": 100 * analogy["accuracy"], "ws353": ws353["spearman"],
+            "wps": words / model.seconds["train"], "wall": wall, "loss": model.epoch_loss[-1]}
+
+
+def show(label: str, rows: list[dict]) -> dict:
+    med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+    print(f"| {label} | {med['analogy']:.1f}% | {med['ws353']:.3f} | {med['wps'] / 1e6:.2f}M "
+          f"| {med['wall']:.0f} s | {med['loss']:.4f} |", flush=True)
+    return med
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--rounds", default="250000,1000000,4000000")
+    parser.add_argument("--workers", default="1,2,4")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="hsw2v-bench-dask-"))
+    try:
+        shards = write_shards(work)[: 2 if args.quick else None]
+        seeds = range(1, args.runs + 1)
+        header = ("| run | analogy | WS353 | train words/s | wall (with counting) | last loss |\n"
+                  "|---|---|---|---|---|---|")
+        for arch, epochs in ARCHS.items():
+            print(f"\n### {arch}, {epochs} epoch(s), medians of {args.runs} runs\n\n{header}")
+            here = [run(shards, arch, seed, threads=2) for seed in seeds]
+            there = [run(shards, arch, seed, engine="dask", workers=2, threads=1) for seed in seeds]
+            a, b = show("local, --threads 2", here), show("dask, 2 workers × 1 thread", there)
+            ratios = [y["wps"] / x["wps"] for x, y in zip(here, there)]
+            print(f"\ndask − local: analogy {b['analogy'] - a['analogy']:+.2f} points, WS353 "
+                  f"{b['ws353'] - a['ws353']:+.3f}; words/s ratio {statistics.median(ratios):.2f}× "
+                  f"({', '.join(f'{r:.2f}' for r in ratios)})", flush=True)
+            print(f"\nround length ({arch}, 2 workers × 1 thread, seed 1):\n\n{header}")
+            for words in map(int, args.rounds.split(",")):
+                show(f"--round-words {words:,}", [run(shards, arch, 1, engine="dask", workers=2,
+                                                      threads=1, round_words=words)])
+            print(f"\nworkers ({arch}, 1 thread each, default round, seed 1):\n\n{header}")
+            for n in map(int, args.workers.split(",")):
+                show(f"--workers {n}", [run(shards, arch, 1, engine="dask", workers=n, threads=1)])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONWARNINGS", "ignore")
+    main()
