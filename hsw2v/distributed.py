@@ -10,11 +10,13 @@ synchronous rounds with parameter averaging.
 - **Training.** Each epoch's text is cut into slices of about ``round_words``
   words (byte ranges of uncompressed files; a compressed file is one slice). A
   round gives each worker one slice: ``train-round`` trains a replica from the
-  global weights with the local trainer's threads, and ``average`` tasks combine
-  the replicas pairwise, weighted by their words, in a fixed tree. The new global
-  weights are made on a worker and stay there; the next round's tasks fetch them
-  from it. The client receives a few numbers a round, and the weights only at a
-  checkpoint and at the end.
+  global weights with the local trainer's threads and returns what it changed;
+  ``combine`` tasks sum the updates pairwise in a fixed tree, and ``apply`` moves
+  each row by the mean change of the replicas that changed it, weighted by their
+  words (a rare word seen by one replica keeps its whole change; plain averaging
+  would divide it by the number of workers). The new global weights are made on a
+  worker and stay there; the next round's tasks fetch them from it. The client
+  receives a few numbers a round, and the weights only at the end.
 - **Faults.** Every task is a pure function of its inputs (weights, slice,
   schedule position, seed), so a task lost with its worker is run again
   elsewhere with the same result.
@@ -108,31 +110,41 @@ class Job:
     schedule: int
 
 
-class Replica(NamedTuple):
-    """Weights, with the words, loss sum and examples that made them (summed over
-    the replicas an average combined)."""
+class Weights(NamedTuple):
+    """The global weights between rounds."""
 
     syn0: np.ndarray
     syn1: np.ndarray
+
+
+class Update(NamedTuple):
+    """What replicas changed in a round: for each row, the sum over the replicas
+    that changed it of (words trained × change), and the sum of those words
+    (``syn0_words``, ``syn1_words``); and the round's words, loss sum and examples."""
+
+    syn0: np.ndarray
+    syn1: np.ndarray
+    syn0_words: np.ndarray
+    syn1_words: np.ndarray
     words: int
     loss_sum: float
     examples: int
 
 
-def first_weights(job: Job) -> Replica:
+def first_weights(job: Job) -> Weights:
     """The starting weights, as a local run with the same seed has them."""
     s = job.settings
-    return Replica(*initial_weights(len(job.vocab), s.dim, s.seed), 0, 0.0, 0)
+    return Weights(*initial_weights(len(job.vocab), s.dim, s.seed))
 
 
 _TABLES: dict[str, WordTable] = {}
 """The word table of the run a worker trains (built once per run, not per round)."""
 
 
-def train_slice(job: Job, weights: Replica, part: str | Slice, epoch: int, words_before: int,
-                words: int, index: int) -> Replica:
-    """A replica of ``weights`` trained on slice number ``index`` of the epoch, with
-    the learning rate of words ``words_before..words_before+words`` of the run."""
+def train_slice(job: Job, weights: Weights, part: str | Slice | list, epoch: int,
+                words_before: int, words: int, index: int) -> Update:
+    """Train a replica of ``weights`` on slice number ``index`` of the epoch, with the
+    learning rate of words ``words_before..words_before+words`` of the run; its update."""
     s = replace(job.settings, epochs=epoch + 1)
     if job.token not in _TABLES:
         _TABLES.clear()
@@ -143,24 +155,49 @@ def train_slice(job: Job, weights: Replica, part: str | Slice, epoch: int, words
                         loss_sum=[0.0] * (epoch + 1), examples=[0] * (epoch + 1),
                         rng=[int(x) for x in seeds])
     _run_epochs(part, model, s, False, position, schedule=job.schedule, table=_TABLES[job.token])
-    return Replica(model.vectors, model.node_vectors, position.words - words_before,
-                   position.loss_sum[epoch], position.examples[epoch])
+    trained = position.words - words_before
+    rows = []
+    for new, old in ((model.vectors, weights.syn0), (model.node_vectors, weights.syn1)):
+        new -= old
+        changed = np.flatnonzero(np.any(new != 0, axis=1))
+        row_words = np.zeros(len(new), dtype=np.float64)
+        row_words[changed] = trained
+        new *= np.float32(trained)
+        rows.append((new, row_words))
+    (d0, w0), (d1, w1) = rows
+    return Update(d0, d1, w0, w1, trained, position.loss_sum[epoch], position.examples[epoch])
 
 
-def average(a: Replica, b: Replica) -> Replica:
-    """The mean of two replicas weighted by the words each trained."""
-    total = a.words + b.words
-    share = np.float32(a.words / total if total else 0.5)
-    syn0 = a.syn0 * share
-    syn0 += b.syn0 * (np.float32(1) - share)
-    syn1 = a.syn1 * share
-    syn1 += b.syn1 * (np.float32(1) - share)
-    return Replica(syn0, syn1, total, a.loss_sum + b.loss_sum, a.examples + b.examples)
+def warm_up(job: Job) -> None:
+    """Build the word table and load the kernels (a slice of nothing), so that the
+    first round does not wait for them."""
+    train_slice(job, first_weights(job), [], 0, 0, 1, 0)
 
 
-def round_totals(r: Replica) -> tuple[int, float, int]:
+def combine(a: Update, b: Update) -> Update:
+    """Two updates as one (sums)."""
+    return Update(a.syn0 + b.syn0, a.syn1 + b.syn1, a.syn0_words + b.syn0_words,
+                  a.syn1_words + b.syn1_words, a.words + b.words, a.loss_sum + b.loss_sum,
+                  a.examples + b.examples)
+
+
+def apply(weights: Weights, update: Update) -> Weights:
+    """The next global weights: each row moves by the mean of the changes the
+    replicas that changed it made, weighted by the words each trained. A row one
+    replica changed (a rare word) takes its whole change, as in a local run."""
+    out = []
+    for w, d, n in ((weights.syn0, update.syn0, update.syn0_words),
+                    (weights.syn1, update.syn1, update.syn1_words)):
+        rows = np.flatnonzero(n)
+        new = w.copy()
+        new[rows] += d[rows] / n[rows, None].astype(np.float32)
+        out.append(new)
+    return Weights(*out)
+
+
+def round_totals(u: Update) -> tuple[int, float, int]:
     """A round's words, loss sum and examples (the client's only per-round data)."""
-    return r.words, r.loss_sum, r.examples
+    return u.words, u.loss_sum, u.examples
 
 
 # --- the client ----------------------------------------------------------------------
@@ -284,6 +321,8 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
     slices = epoch_slices(shards, sizes, round_words, per_epoch / tokens)
     [job] = c.scatter([Job(uuid.uuid4().hex, vocab, tree, s, s.epochs * per_epoch)], broadcast=True)
     weights = c.submit(first_weights, job, key=_key("first-weights"))
+    c.gather([c.submit(warm_up, job, key=_key("warm-up"), workers=[w], pure=False)
+              for w in c.scheduler_info()["workers"]])
     seconds = {"count": time.perf_counter() - start}
     start = time.perf_counter()
     loss_sum, examples = [0.0] * s.epochs, [0] * s.epochs
@@ -317,9 +356,10 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
                                              k, key=_key("train-round"),
                                              **(where if names[0] else {})))
                     before += words
-                weights = _tree_reduce(c, average, replicas, "average")
-                rounds.append((epoch, c.submit(round_totals, weights, key=_key("round-totals"))))
-                pending[:] = [weights, *replicas]
+                update = _tree_reduce(c, combine, replicas, "combine")
+                weights = c.submit(apply, weights, update, key=_key("apply"))
+                rounds.append((epoch, c.submit(round_totals, update, key=_key("round-totals"))))
+                pending[:] = [weights, update, *replicas]
                 if len(rounds) > 1:  # the client stays one round behind the workers
                     account(*rounds.pop(0))
         while rounds:

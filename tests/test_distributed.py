@@ -107,11 +107,15 @@ def test_a_killed_worker_changes_nothing(tmp_path):
             except BaseException as e:  # noqa: BLE001 (reported below)
                 errors.append(e)
 
+        def applied() -> set:  # the rounds whose new weights are held
+            return {k for keys in client.has_what().values() for k in keys
+                    if str(k).startswith("apply")}
+
+        before = applied()  # (keys of the first run may linger a moment)
         thread = threading.Thread(target=run)
         thread.start()
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not any(
-                str(k).startswith("average") for keys in client.has_what().values() for k in keys):
+        while time.monotonic() < deadline and not applied() - before:
             time.sleep(0.02)
         pids = client.run(os.getpid)
         assert thread.is_alive()  # training is under way
