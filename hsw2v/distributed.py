@@ -11,12 +11,15 @@ synchronous rounds with parameter averaging.
   words (byte ranges of uncompressed files; a compressed file is one slice). A
   round gives each worker one slice: ``train-round`` trains a replica from the
   global weights with the local trainer's threads and returns what it changed;
-  ``combine`` tasks sum the updates pairwise in a fixed tree, and ``apply`` moves
-  each row by the mean change of the replicas that changed it, weighted by their
-  words (a rare word seen by one replica keeps its whole change; plain averaging
-  would divide it by the number of workers). The new global weights are made on a
-  worker and stay there; the next round's tasks fetch them from it. The client
-  receives a few numbers a round, and the weights only at the end.
+  ``combine`` tasks sum the changes pairwise in a fixed tree, and ``apply`` adds
+  the sum to the global weights, as a local run's Hogwild threads each add their
+  steps to shared weights. (The mean of the replicas, as Spark's Word2Vec takes
+  it, divides every step by the number of workers: with 2 workers it lost 3
+  analogy points in skip-gram; see README, "Beyond one machine".) A replica's
+  change grows with the words it trained, so the sum weighs the replicas by
+  their words. The new global weights are made on a worker and stay there; the
+  next round's tasks fetch them from it. The client receives a few numbers a
+  round, and the weights only at the end.
 - **Faults.** Every task is a pure function of its inputs (weights, slice,
   schedule position, seed), so a task lost with its worker is run again
   elsewhere with the same result.
@@ -118,14 +121,11 @@ class Weights(NamedTuple):
 
 
 class Update(NamedTuple):
-    """What replicas changed in a round: for each row, the sum over the replicas
-    that changed it of (words trained × change), and the sum of those words
-    (``syn0_words``, ``syn1_words``); and the round's words, loss sum and examples."""
+    """What replicas changed in a round (summed over them: ``syn0``, ``syn1``), and
+    the round's words, loss sum and examples."""
 
     syn0: np.ndarray
     syn1: np.ndarray
-    syn0_words: np.ndarray
-    syn1_words: np.ndarray
     words: int
     loss_sum: float
     examples: int
@@ -155,17 +155,10 @@ def train_slice(job: Job, weights: Weights, part: str | Slice | list, epoch: int
                         loss_sum=[0.0] * (epoch + 1), examples=[0] * (epoch + 1),
                         rng=[int(x) for x in seeds])
     _run_epochs(part, model, s, False, position, schedule=job.schedule, table=_TABLES[job.token])
-    trained = position.words - words_before
-    rows = []
-    for new, old in ((model.vectors, weights.syn0), (model.node_vectors, weights.syn1)):
-        new -= old
-        changed = np.flatnonzero(np.any(new != 0, axis=1))
-        row_words = np.zeros(len(new), dtype=np.float64)
-        row_words[changed] = trained
-        new *= np.float32(trained)
-        rows.append((new, row_words))
-    (d0, w0), (d1, w1) = rows
-    return Update(d0, d1, w0, w1, trained, position.loss_sum[epoch], position.examples[epoch])
+    model.vectors -= weights.syn0
+    model.node_vectors -= weights.syn1
+    return Update(model.vectors, model.node_vectors, position.words - words_before,
+                  position.loss_sum[epoch], position.examples[epoch])
 
 
 def warm_up(job: Job) -> None:
@@ -176,23 +169,14 @@ def warm_up(job: Job) -> None:
 
 def combine(a: Update, b: Update) -> Update:
     """Two updates as one (sums)."""
-    return Update(a.syn0 + b.syn0, a.syn1 + b.syn1, a.syn0_words + b.syn0_words,
-                  a.syn1_words + b.syn1_words, a.words + b.words, a.loss_sum + b.loss_sum,
+    return Update(a.syn0 + b.syn0, a.syn1 + b.syn1, a.words + b.words, a.loss_sum + b.loss_sum,
                   a.examples + b.examples)
 
 
 def apply(weights: Weights, update: Update) -> Weights:
-    """The next global weights: each row moves by the mean of the changes the
-    replicas that changed it made, weighted by the words each trained. A row one
-    replica changed (a rare word) takes its whole change, as in a local run."""
-    out = []
-    for w, d, n in ((weights.syn0, update.syn0, update.syn0_words),
-                    (weights.syn1, update.syn1, update.syn1_words)):
-        rows = np.flatnonzero(n)
-        new = w.copy()
-        new[rows] += d[rows] / n[rows, None].astype(np.float32)
-        out.append(new)
-    return Weights(*out)
+    """The next global weights: the sum of the replicas' changes added, as a local
+    run's threads add theirs to shared weights (see the module's notes)."""
+    return Weights(weights.syn0 + update.syn0, weights.syn1 + update.syn1)
 
 
 def round_totals(u: Update) -> tuple[int, float, int]:
