@@ -11,15 +11,15 @@ synchronous rounds with parameter averaging.
   words (byte ranges of uncompressed files; a compressed file is one slice). A
   round gives each worker one slice: ``train-round`` trains a replica from the
   global weights with the local trainer's threads and returns what it changed;
-  ``combine`` tasks sum the changes pairwise in a fixed tree, and ``apply`` adds
-  the sum to the global weights, as a local run's Hogwild threads each add their
-  steps to shared weights. (The mean of the replicas, as Spark's Word2Vec takes
-  it, divides every step by the number of workers: with 2 workers it lost 3
-  analogy points in skip-gram; see README, "Beyond one machine".) A replica's
-  change grows with the words it trained, so the sum weighs the replicas by
-  their words. The new global weights are made on a worker and stay there; the
-  next round's tasks fetch them from it. The client receives a few numbers a
-  round, and the weights only at the end.
+  ``combine`` tasks sum the changes pairwise in a fixed tree, and ``apply`` moves
+  each row by that sum, scaled between the sum and the mean of the replicas'
+  changes by how often each replica updated the row (see :func:`apply`). Local
+  Hogwild threads add their steps to shared weights; the sum does that for rare
+  rows, but P replicas' changes of a frequent row, each made from the same
+  start, overshoot (4 workers diverged), while the mean, as Spark's Word2Vec
+  takes it, divides the rare rows' steps by P. The new global weights are made
+  on a worker and stay there; the next round's tasks fetch them from it. The
+  client receives a few numbers a round, and the weights only at the end.
 - **Faults.** Every task is a pure function of its inputs (weights, slice,
   schedule position, seed), so a task lost with its worker is run again
   elsewhere with the same result.
@@ -111,6 +111,22 @@ class Job:
     tree: Tree
     settings: TrainSettings
     schedule: int
+    visits: tuple[np.ndarray, np.ndarray]  # per word trained, of each syn0 and syn1 row
+
+
+def row_visits(vocab: Vocab, tree: Tree, s: TrainSettings) -> tuple[np.ndarray, np.ndarray]:
+    """How often training updates each word vector and each inner-node vector, per
+    word of the corpus trained (after subsampling): a word's vector once per
+    context it is in (about window + 1 of them); a node once per example whose
+    target lies below it (skip-gram: one example per context word)."""
+    from .softmax import subtree_totals
+    from .trainer import keep_probabilities
+
+    kept = vocab.counts * keep_probabilities(vocab.counts, s.sample) / vocab.total
+    below = np.empty(len(vocab) - 1, dtype=np.float64)
+    subtree_totals(tree.children, tree.inner_order, kept.astype(np.float64), below)
+    pairs = s.window + 1
+    return kept * pairs, below * (pairs if s.arch == "skipgram" else 1)
 
 
 class Weights(NamedTuple):
@@ -122,13 +138,14 @@ class Weights(NamedTuple):
 
 class Update(NamedTuple):
     """What replicas changed in a round (summed over them: ``syn0``, ``syn1``), and
-    the round's words, loss sum and examples."""
+    the round's words, loss sum, examples and number of replicas."""
 
     syn0: np.ndarray
     syn1: np.ndarray
     words: int
     loss_sum: float
     examples: int
+    replicas: int = 1
 
 
 def first_weights(job: Job) -> Weights:
@@ -170,13 +187,23 @@ def warm_up(job: Job) -> None:
 def combine(a: Update, b: Update) -> Update:
     """Two updates as one (sums)."""
     return Update(a.syn0 + b.syn0, a.syn1 + b.syn1, a.words + b.words, a.loss_sum + b.loss_sum,
-                  a.examples + b.examples)
+                  a.examples + b.examples, a.replicas + b.replicas)
 
 
-def apply(weights: Weights, update: Update) -> Weights:
-    """The next global weights: the sum of the replicas' changes added, as a local
-    run's threads add theirs to shared weights (see the module's notes)."""
-    return Weights(weights.syn0 + update.syn0, weights.syn1 + update.syn1)
+def apply(weights: Weights, update: Update, job: Job) -> Weights:
+    """The next global weights. Each row moves by the replicas' summed change times
+    ``1/P + (1 - 1/P) / (1 + v)``, where P is the number of replicas and v the
+    number of times each replica updated the row, as expected from the word
+    counts: a rare row, updated about once by each replica, takes the sum of the
+    steps, as a local run's Hogwild threads would add them; a row each replica
+    updated many times takes their mean, the replicas' estimates of one move."""
+    p, out = update.replicas, []
+    for w, change, visits in ((weights.syn0, update.syn0, job.visits[0]),
+                              (weights.syn1, update.syn1, job.visits[1])):
+        v = visits * (update.words / p)
+        share = (1 / p + (1 - 1 / p) / (1 + v)).astype(np.float32)
+        out.append(w + change * share[:, None])
+    return Weights(*out)
 
 
 def round_totals(u: Update) -> tuple[int, float, int]:
@@ -303,7 +330,8 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
     tree = build_tree(s.tree, vocab.counts, s.seed)
     per_epoch = vocab.total
     slices = epoch_slices(shards, sizes, round_words, per_epoch / tokens)
-    [job] = c.scatter([Job(uuid.uuid4().hex, vocab, tree, s, s.epochs * per_epoch)], broadcast=True)
+    plan = Job(uuid.uuid4().hex, vocab, tree, s, s.epochs * per_epoch, row_visits(vocab, tree, s))
+    [job] = c.scatter([plan], broadcast=True)
     weights = c.submit(first_weights, job, key=_key("first-weights"))
     c.gather([c.submit(warm_up, job, key=_key("warm-up"), workers=[w], pure=False)
               for w in c.scheduler_info()["workers"]])
@@ -341,7 +369,7 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
                                              **(where if names[0] else {})))
                     before += words
                 update = _tree_reduce(c, combine, replicas, "combine")
-                weights = c.submit(apply, weights, update, key=_key("apply"))
+                weights = c.submit(apply, weights, update, job, key=_key("apply"))
                 rounds.append((epoch, c.submit(round_totals, update, key=_key("round-totals"))))
                 pending[:] = [weights, update, *replicas]
                 if len(rounds) > 1:  # the client stays one round behind the workers
