@@ -12,14 +12,15 @@ synchronous rounds with parameter averaging.
   round gives each worker one slice: ``train-round`` trains a replica from the
   global weights with the local trainer's threads and returns what it changed;
   ``combine`` tasks sum the changes pairwise in a fixed tree, and ``apply`` moves
-  each row by that sum, scaled between the sum and the mean of the replicas'
-  changes by how often each replica updated the row (see :func:`apply`). Local
-  Hogwild threads add their steps to shared weights; the sum does that for rare
-  rows, but P replicas' changes of a frequent row, each made from the same
-  start, overshoot (4 workers diverged), while the mean, as Spark's Word2Vec
-  takes it, divides the rare rows' steps by P. The new global weights are made
-  on a worker and stay there; the next round's tasks fetch them from it. The
-  client receives a few numbers a round, and the weights only at the end.
+  each row by that sum, scaled down towards the replicas' mean change for rows
+  they all updated many times (see :func:`apply`). Local Hogwild threads add
+  their steps to shared weights, and the sum does that for most rows; but P
+  replicas' changes of a frequent row, each made from the same start, overshoot
+  when added (4 workers diverged), while the mean of every row, as Spark's
+  Word2Vec takes it, divides the rare rows' steps by P (see README, "Beyond one
+  machine"). The new global weights are made on a worker and stay there; the
+  next round's tasks fetch them from it. The client receives a few numbers a
+  round, and the weights only at the end.
 - **Faults.** Every task is a pure function of its inputs (weights, slice,
   schedule position, seed), so a task lost with its worker is run again
   elsewhere with the same result.
@@ -190,18 +191,25 @@ def combine(a: Update, b: Update) -> Update:
                   a.examples + b.examples, a.replicas + b.replicas)
 
 
+MEAN_VISITS = 2000
+"""A row that the replicas of a round update about this many times in all moves by
+about the midpoint of their summed and their mean change (see :func:`apply`)."""
+
+
 def apply(weights: Weights, update: Update, job: Job) -> Weights:
     """The next global weights. Each row moves by the replicas' summed change times
-    ``1/P + (1 - 1/P) / (1 + v)``, where P is the number of replicas and v the
-    number of times each replica updated the row, as expected from the word
-    counts: a rare row, updated about once by each replica, takes the sum of the
-    steps, as a local run's Hogwild threads would add them; a row each replica
-    updated many times takes their mean, the replicas' estimates of one move."""
+    ``1/P + (1 - 1/P) / (1 + P·v / MEAN_VISITS)``, where P is the number of
+    replicas and v the number of times each updated the row, as expected from the
+    word counts. A row updated a few times takes the sum of the steps, as a local
+    run's Hogwild threads add theirs; a row updated thousands of times (frequent
+    words, the nodes near the root) takes the mean of the replicas' changes, each
+    an estimate of one move made from the same start: their sum overshoots (with
+    4 workers, CBOW diverged when only rows past 10,000 updates took the mean)."""
     p, out = update.replicas, []
     for w, change, visits in ((weights.syn0, update.syn0, job.visits[0]),
                               (weights.syn1, update.syn1, job.visits[1])):
-        v = visits * (update.words / p)
-        share = (1 / p + (1 - 1 / p) / (1 + v)).astype(np.float32)
+        together = visits * update.words  # updates of the row by all the replicas
+        share = (1 / p + (1 - 1 / p) / (1 + together / MEAN_VISITS)).astype(np.float32)
         out.append(w + change * share[:, None])
     return Weights(*out)
 
