@@ -41,16 +41,18 @@ class Position:
     loss_sum: list[float] = field(default_factory=list)
     examples: list[int] = field(default_factory=list)
     rng: list[int] = field(default_factory=list)
+    round_slices: int = 0  # --engine dask: slices a round (``blocks`` counts slices)
 
     def check(self, epochs: int) -> None:
         """HSW2VError unless every field has a type and range a run could give."""
         ints = (self.per_epoch, self.epoch, self.blocks, self.epoch_words, self.words,
-                *self.examples, *self.rng)
+                self.round_slices, *self.examples, *self.rng)
         ok = (all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in ints)
               and isinstance(self.exact, bool)
               and all(isinstance(x, float) for x in self.loss_sum)
               and len(self.loss_sum) == len(self.examples) == epochs
-              and all(x < 2**64 for x in self.rng) and 1 <= len(self.rng) <= 1 << 16
+              and all(x < 2**64 for x in self.rng)
+              and (1 if not self.round_slices else 0) <= len(self.rng) <= 1 << 16
               and self.epoch <= epochs and self.epoch_words <= self.words
               and self.words <= epochs * self.per_epoch)
         if not ok:

@@ -27,26 +27,31 @@ synchronous rounds with parameter averaging.
 """
 from __future__ import annotations
 
-import logging
 import time
 import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from .checkpoint import Position
+from .checkpoint import Checkpoints, Position, load_checkpoint
+from .cluster import connect, task_key, tree_reduce
 from .corpus import WordCounts, WordTable, count_words
 from .counter import merge_two
 from .errors import HSW2VError
 from .model import Model
 from .progress import progress_bar
 from .reader import COMPRESSED, Slice, corpus_files, describe, is_url
-from .settings import CONNECT_SECONDS, ROUND_WORDS, TrainSettings
+from .settings import ROUND_WORDS, TrainSettings
 from .tokens import TypeArrays
-from .trainer import _run_epochs, check_converging, check_vocab, initial_weights
+from .trainer import (
+    _carried,
+    _run_epochs,
+    check_converging,
+    check_vocab,
+    initial_weights,
+)
 from .tree import Tree, build_tree
 from .vocab import Vocab
 
@@ -221,55 +226,6 @@ def round_totals(u: Update) -> tuple[int, float, int]:
 
 # --- the client ----------------------------------------------------------------------
 
-def _distributed():
-    try:
-        import distributed
-    except ImportError:
-        raise HSW2VError("--engine dask needs dask.distributed: pip install 'hsw2v[dask]'") from None
-    return distributed
-
-
-@contextmanager
-def connect(client: Any = None, scheduler: str | None = None, workers: int | None = None,
-            threads: int = 1) -> Iterator[Any]:
-    """A Dask client: ``client`` as it is (never closed), one connected to
-    ``scheduler``, or one of a new ``LocalCluster`` of ``workers`` processes on
-    127.0.0.1 (both closed at the end)."""
-    if client is not None:
-        yield client
-        return
-    distributed = _distributed()
-    if scheduler:
-        try:
-            c = distributed.Client(scheduler, timeout=f"{CONNECT_SECONDS}s")
-        except (OSError, TimeoutError, ValueError) as e:
-            raise HSW2VError(f"cannot reach the Dask scheduler at {scheduler}: "
-                             f"{' '.join(str(e).split()) or type(e).__name__}") from None
-        with c:
-            yield c
-        return
-    if not workers or workers < 1:
-        raise HSW2VError("--engine dask needs --scheduler ADDRESS or --workers N (N ≥ 1)")
-    cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=":0",
-                                       silence_logs=logging.CRITICAL)
-    with cluster, distributed.Client(cluster) as c:
-        yield c
-
-
-def _key(name: str) -> str:
-    """A task key that the dashboard groups under ``name``."""
-    return f"{name}-{uuid.uuid4().hex}"
-
-
-def _tree_reduce(client: Any, func, futures: list, name: str):
-    """``func`` over the futures pairwise, level by level, in their order."""
-    while len(futures) > 1:
-        paired = [client.submit(func, a, b, key=_key(name)) for a, b in zip(futures[::2], futures[1::2])]
-        futures = paired + futures[len(futures) - len(futures) % 2:]
-    return futures[0]
-
-
 def epoch_slices(shards: list[str], sizes: list[tuple[int, int]], round_words: int,
                  words_per_token: float) -> list[tuple[str | Slice, int]]:
     """The epoch's slices in corpus order, each with its estimated words: byte ranges
@@ -286,26 +242,40 @@ def epoch_slices(shards: list[str], sizes: list[tuple[int, int]], round_words: i
 
 def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str | None = None,
                   workers: int | None = None, round_words: int = ROUND_WORDS,
-                  count_memory: int | None = None, progress: bool = True, **settings) -> Model:
+                  count_memory: int | None = None, progress: bool = True,
+                  checkpoint: str | None = None, checkpoint_every: float = 30.0,
+                  resume: str | None = None, **settings) -> Model:
     """Train on a Dask cluster (see the module's notes); the settings are those of
     :func:`hsw2v.trainer.train`, with ``threads`` per worker (default: a
-    LocalCluster's share of the cores, or the workers' own thread count)."""
+    LocalCluster's share of the cores, or the workers' own thread count).
+    ``checkpoint`` saves the global weights and the run's position between rounds
+    (gathered to the client every ``checkpoint_every`` minutes and after each
+    epoch); ``resume`` continues such a run, with the same result."""
+    saver = Checkpoints(checkpoint, checkpoint_every) if checkpoint else None
+    state = load_checkpoint(resume) if resume else None
+    if state and not state[1].round_slices:
+        raise HSW2VError(f"{resume}: a checkpoint of a local run; resume it without --engine dask")
     if round_words < 1:
         raise HSW2VError(f"--round-words must be at least 1, got {round_words}")
     from .settings import available_cores
 
     local_threads = max(1, available_cores() // workers) if workers and not scheduler else None
     threads = settings.pop("threads", None) or local_threads
-    with connect(client, scheduler, None if client is not None else workers, threads or 1) as c:
+    with connect(client, scheduler, None if client is not None else workers) as c:
         if threads is None:
             threads = min(w["nthreads"] for w in c.scheduler_info()["workers"].values())
-        s = TrainSettings(threads=threads, **settings).resolved()
+        if state:
+            s = _carried(state[0].settings, {**settings, "threads": threads}, ("threads",),
+                         f"{resume}: a resumed run keeps the checkpoint's")
+        else:
+            s = TrainSettings(threads=threads, **settings).resolved()
         if s.tree == "semantic":
             raise HSW2VError("--engine dask builds huffman, balanced, random or fano trees; "
                              "learn a semantic tree locally and train with --init-model")
         pending: list = []
         try:
-            return _train(c, list(corpus), s, round_words, count_memory, progress, pending)
+            return _train(c, list(corpus), s, round_words, count_memory, progress, pending, saver,
+                          state)
         except KeyboardInterrupt:
             c.cancel(pending)
             raise
@@ -318,37 +288,44 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
 
 
 def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_memory: int | None,
-           progress: bool, pending: list) -> Model:
+           progress: bool, pending: list, saver: Checkpoints | None,
+           state: tuple[Model, Position] | None) -> Model:
     """Count, build the tree, train in rounds (see :func:`train_on_dask`)."""
     start = time.perf_counter()
-    shards = c.submit(list_shards, corpus, key=_key("list-shards")).result()
-    counts = [c.submit(count_shard, path, i, s.threads, count_memory, key=_key("count-shard"))
+    shards = c.submit(list_shards, corpus, key=task_key("list-shards")).result()
+    counts = [c.submit(count_shard, path, i, s.threads, count_memory, key=task_key("count-shard"))
               for i, path in enumerate(shards)]
-    sizes = [c.submit(shard_size, path, n, key=_key("shard-size")) for path, n in zip(shards, counts)]
+    sizes = [c.submit(shard_size, path, n, key=task_key("shard-size")) for path, n in zip(shards, counts)]
     pending += counts + sizes
-    total = _tree_reduce(c, merge_counts, counts, "merge-counts")
+    total = tree_reduce(c, merge_counts, counts, "merge-counts")
     vocab, tokens, _ = c.submit(vocabulary, total, s.min_count, s.max_vocab,
-                                key=_key("vocabulary")).result()
+                                key=task_key("vocabulary")).result()
     sizes = c.gather(sizes)
     del counts, total
     pending.clear()
     if tokens == 0:
         raise HSW2VError(f"{describe(shards)}: the corpus is empty (no words)")
     check_vocab(vocab, s.min_count, describe(shards))
-    tree = build_tree(s.tree, vocab.counts, s.seed)
+    if state and (vocab.words != state[0].words or list(vocab.counts) != list(state[0].vocab.counts)):
+        raise HSW2VError(f"{describe(shards)}: the corpus changed since the checkpoint was saved")
+    tree = state[0].tree if state else build_tree(s.tree, vocab.counts, s.seed)
     per_epoch = vocab.total
     slices = epoch_slices(shards, sizes, round_words, per_epoch / tokens)
     plan = Job(uuid.uuid4().hex, vocab, tree, s, s.epochs * per_epoch, row_visits(vocab, tree, s))
     [job] = c.scatter([plan], broadcast=True)
-    weights = c.submit(first_weights, job, key=_key("first-weights"))
-    c.gather([c.submit(warm_up, job, key=_key("warm-up"), workers=[w], pure=False)
+    if state:
+        [weights] = c.scatter([Weights(state[0].vectors, state[0].node_vectors)])
+    else:
+        weights = c.submit(first_weights, job, key=task_key("first-weights"))
+    c.gather([c.submit(warm_up, job, key=task_key("warm-up"), workers=[w], pure=False)
               for w in c.scheduler_info()["workers"]])
     seconds = {"count": time.perf_counter() - start}
     start = time.perf_counter()
-    loss_sum, examples = [0.0] * s.epochs, [0] * s.epochs
-    bar = progress_bar(progress, total=s.epochs * per_epoch, unit="word", unit_scale=True,
-                       desc="train", smoothing=0.1)
-    done = 0
+    at = state[1] if state else Position(per_epoch, False, loss_sum=[0.0] * s.epochs,
+                                         examples=[0] * s.epochs)
+    loss_sum, examples, done = at.loss_sum, at.examples, at.words
+    bar = progress_bar(progress, total=s.epochs * per_epoch, initial=done, unit="word",
+                       unit_scale=True, desc="train", smoothing=0.1)
     rounds: list = []  # (epoch, totals future) of rounds submitted, not yet counted
 
     def account(epoch: int, totals) -> None:
@@ -362,26 +339,42 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
                         workers=len(c.scheduler_info()["workers"]), refresh=False)
         bar.update(min(n, bar.total - bar.n))
 
-    width = len(c.scheduler_info()["workers"])  # slices a round: fixed, so that a lost
-    try:  # worker changes where the tasks run, never what they compute
-        for epoch in range(s.epochs):
-            before = epoch * per_epoch
-            for r in range(0, len(slices), width):
+    # Slices a round: fixed (and kept in checkpoints), so that a lost worker
+    # changes where the tasks run, never what they compute.
+    width = at.round_slices or len(c.scheduler_info()["workers"])
+
+    def save(epoch: int, next_slice: int) -> None:  # every round submitted, counted
+        while rounds:
+            account(*rounds.pop(0))
+        w = weights.result()
+        saver.save(Model(vocab, tree, w.syn0, w.syn1, s),
+                   Position(per_epoch, False, epoch, next_slice, 0, done, loss_sum, examples,
+                            [], width))
+
+    try:
+        for epoch in range(at.epoch, s.epochs):
+            first = at.blocks if epoch == at.epoch else 0
+            before = epoch * per_epoch + sum(words for _, words in slices[:first])
+            for r in range(first, len(slices), width):
                 names = list(c.scheduler_info()["workers"]) or [None]
                 replicas = []
                 for k in range(r, min(r + width, len(slices))):
                     part, words = slices[k]
                     where = {"workers": [names[(k - r) % len(names)]], "allow_other_workers": True}
                     replicas.append(c.submit(train_slice, job, weights, part, epoch, before, words,
-                                             k, key=_key("train-round"),
+                                             k, key=task_key("train-round"),
                                              **(where if names[0] else {})))
                     before += words
-                update = _tree_reduce(c, combine, replicas, "combine")
-                weights = c.submit(apply, weights, update, job, key=_key("apply"))
-                rounds.append((epoch, c.submit(round_totals, update, key=_key("round-totals"))))
+                update = tree_reduce(c, combine, replicas, "combine")
+                weights = c.submit(apply, weights, update, job, key=task_key("apply"))
+                rounds.append((epoch, c.submit(round_totals, update, key=task_key("round-totals"))))
                 pending[:] = [weights, update, *replicas]
                 if len(rounds) > 1:  # the client stays one round behind the workers
                     account(*rounds.pop(0))
+                if saver and r + width < len(slices) and saver.due():
+                    save(epoch, r + width)
+            if saver:
+                save(epoch + 1, 0)
         while rounds:
             account(*rounds.pop(0))
         final = weights.result()

@@ -27,14 +27,12 @@ def train(corpus: Source, *, engine: str = "local", client: Any = None, schedule
         return train_here(corpus, **options)
     if engine != "dask":
         raise HSW2VError(f"--engine must be one of {', '.join(ENGINES)}, got {engine!r}")
-    local_only = [k for k in ("vocab", "tree_from", "init_model", "resume", "checkpoint")
-                  if options.get(k) is not None]
+    local_only = [k for k in ("vocab", "tree_from", "init_model") if options.get(k) is not None]
     if local_only:
         raise HSW2VError(f"--{local_only[0].replace('_', '-')} is not available with --engine dask")
     from .distributed import train_on_dask
 
-    options = {k: v for k, v in options.items() if k not in ("vocab", "tree_from", "init_model",
-                                                              "resume", "checkpoint",
-                                                              "checkpoint_every", "spool")}
+    options = {k: v for k, v in options.items()
+               if k not in ("vocab", "tree_from", "init_model", "spool")}
     return train_on_dask([corpus] if isinstance(corpus, str) else list(corpus), client=client,
                          scheduler=scheduler, workers=workers, round_words=round_words, **options)

@@ -198,6 +198,8 @@ def _resume(corpus: Source, resume: str, saver: Checkpoints | None, progress: bo
             settings: dict) -> Model:
     """Continue the run saved in the checkpoint ``resume`` (see :func:`train`)."""
     model, position = load_checkpoint(resume)
+    if position.round_slices:
+        raise HSW2VError(f"{resume}: a checkpoint of --engine dask; resume it with --engine dask")
     s = _carried(model.settings, settings, ("threads",),
                  f"{resume}: a resumed run keeps the checkpoint's")
     model.settings = s

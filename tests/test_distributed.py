@@ -18,7 +18,7 @@ import pytest
 import hsw2v
 from hsw2v.reader import Slice, iter_blocks
 
-from .conftest import one_line_error, planted_corpus, run_hsw2v
+from .conftest import hsw2v_command, one_line_error, planted_corpus, run_hsw2v
 
 distributed = pytest.importorskip("distributed")
 
@@ -126,41 +126,75 @@ def test_a_killed_worker_changes_nothing(tmp_path):
         assert np.array_equal(result["model"].node_vectors, whole.node_vectors)
 
 
-def test_scheduler_and_workers_started_apart(tmp_path):
-    """`dask scheduler` and two `dask worker` processes on 127.0.0.1, and
-    `hsw2v train --engine dask --scheduler ADDRESS` in a real process."""
-    _paths, groups, _ = write_shards(tmp_path / "shards", n=2)
-    info = tmp_path / "scheduler.json"
-    bin_dir = os.path.dirname(sys.executable)
-    dask = [os.path.join(bin_dir, "dask")] if os.path.exists(os.path.join(bin_dir, "dask")) \
-        else [sys.executable, "-m", "dask"]
+@pytest.fixture(scope="module")
+def scheduler_address(tmp_path_factory):
+    """`dask scheduler` and two `dask worker` processes on 127.0.0.1."""
+    info = tmp_path_factory.mktemp("cluster") / "scheduler.json"
+    dask = os.path.join(os.path.dirname(sys.executable), "dask")
+    dask = [dask] if os.path.exists(dask) else [sys.executable, "-m", "dask"]
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     procs = [subprocess.Popen([*dask, "scheduler", "--host", "127.0.0.1", "--port", "0",
-                               "--no-dashboard", "--scheduler-file", str(info)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+                               "--no-dashboard", "--scheduler-file", str(info)], **quiet)]
     try:
         deadline = time.monotonic() + 60
         while not info.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
         address = json.loads(info.read_text())["address"]
         procs += [subprocess.Popen([*dask, "worker", address, "--nthreads", "1", "--nworkers", "1",
-                                    "--host", "127.0.0.1", "--no-dashboard"],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                    "--host", "127.0.0.1", "--no-dashboard"], **quiet)
                   for _ in range(2)]
         with distributed.Client(address) as client:
             client.wait_for_workers(2, timeout=60)
-        result = run_hsw2v(tmp_path, "train", str(tmp_path / "shards"), "--engine", "dask",
-                           "--scheduler", address, "--min-count", "1", "--dim", "20",
-                           "--epochs", "3", "--sample", "0", "--round-words", "3000",
-                           "-o", "v.txt", "--save-model", "m.npz")
-        assert result.returncode == 0, result.stderr
-        model = hsw2v.load_model(str(tmp_path / "m.npz"))
-        assert neighbour_accuracy(model, groups) >= 0.95
-        assert hsw2v.read_vectors(str(tmp_path / "v.txt")).words == model.words
+        yield address
     finally:
         for p in procs:
             p.terminate()
         for p in procs:
             p.wait(30)
+
+
+def test_scheduler_and_workers_started_apart(tmp_path, scheduler_address):
+    """`hsw2v train --engine dask --scheduler ADDRESS` in a real process, on a
+    cluster of `dask scheduler` and `dask worker` processes."""
+    _, groups, _ = write_shards(tmp_path / "shards", n=2)
+    result = run_hsw2v(tmp_path, "train", str(tmp_path / "shards"), "--engine", "dask",
+                       "--scheduler", scheduler_address, "--min-count", "1", "--dim", "20",
+                       "--epochs", "3", "--sample", "0", "--round-words", "3000",
+                       "-o", "v.txt", "--save-model", "m.npz")
+    assert result.returncode == 0, result.stderr
+    model = hsw2v.load_model(str(tmp_path / "m.npz"))
+    assert neighbour_accuracy(model, groups) >= 0.95
+    assert hsw2v.read_vectors(str(tmp_path / "v.txt")).words == model.words
+
+
+def test_a_killed_client_resumes_from_its_checkpoint(tmp_path, scheduler_address):
+    """The client (hsw2v train) killed with SIGKILL after its first checkpoint, then
+    `--resume`: the same vectors, bit for bit, as a run that was never stopped."""
+    write_shards(tmp_path / "shards", n=2, sentences=6000)
+    args = ["train", str(tmp_path / "shards"), "--engine", "dask", "--scheduler",
+            scheduler_address, "--min-count", "1", "--dim", "20", "--epochs", "6", "--sample",
+            "0", "--round-words", "2000", "--threads", "1", "--quiet"]
+    whole = run_hsw2v(tmp_path, *args, "--save-model", "whole.npz")
+    assert whole.returncode == 0, whole.stderr
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.Popen([*hsw2v_command(), *args, "--save-model", "cut.npz",
+                             "--checkpoint", "run.ckpt.npz", "--checkpoint-every", "0"],
+                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "run.ckpt.npz").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.kill()
+    proc.wait()
+    assert not (tmp_path / "cut.npz").exists()  # it died before the end
+    resumed = run_hsw2v(tmp_path, *args, "--save-model", "cut.npz", "--resume", "run.ckpt.npz")
+    assert resumed.returncode == 0, resumed.stderr
+    a, b = hsw2v.load_model(str(tmp_path / "whole.npz")), hsw2v.load_model(str(tmp_path / "cut.npz"))
+    assert np.array_equal(a.vectors, b.vectors)
+    assert np.array_equal(a.node_vectors, b.node_vectors)
+    local = one_line_error(run_hsw2v(tmp_path, "train", str(tmp_path / "shards"),
+                                     "--resume", "run.ckpt.npz"))
+    assert "resume it with --engine dask" in local
 
 
 def test_dask_errors_are_one_line(tmp_path):
