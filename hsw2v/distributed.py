@@ -27,6 +27,7 @@ synchronous rounds with parameter averaging.
 """
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from collections.abc import Sequence
@@ -89,8 +90,6 @@ def shard_size(path: str, counts: WordCounts) -> tuple[int, int]:
         import fsspec
 
         return counts.tokens, int(fsspec.open(path, "rb").fs.size(path))
-    import os
-
     return counts.tokens, os.path.getsize(path)
 
 
@@ -169,15 +168,17 @@ def train_slice(job: Job, weights: Weights, part: str | Slice | list, epoch: int
     """Train a replica of ``weights`` on slice number ``index`` of the epoch, with the
     learning rate of words ``words_before..words_before+words`` of the run; its update."""
     s = replace(job.settings, epochs=epoch + 1)
-    if job.token not in _TABLES:
+    table = _TABLES.get(job.token)
+    if table is None:  # (a worker running two tasks at once may build it twice)
+        table = WordTable(job.vocab.words)
         _TABLES.clear()
-        _TABLES[job.token] = WordTable(job.vocab.words)
+        _TABLES[job.token] = table
     model = Model(job.vocab, job.tree, weights.syn0.copy(), weights.syn1.copy(), s)
     seeds = np.random.SeedSequence([s.seed, epoch, index]).generate_state(s.threads, np.uint64)
     position = Position(max(words, 1), exact=False, epoch=epoch, words=words_before,
                         loss_sum=[0.0] * (epoch + 1), examples=[0] * (epoch + 1),
                         rng=[int(x) for x in seeds])
-    _run_epochs(part, model, s, False, position, schedule=job.schedule, table=_TABLES[job.token])
+    _run_epochs(part, model, s, False, position, schedule=job.schedule, table=table)
     model.vectors -= weights.syn0
     model.node_vectors -= weights.syn1
     return Update(model.vectors, model.node_vectors, position.words - words_before,
