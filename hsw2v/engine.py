@@ -27,6 +27,8 @@ def train(corpus: Source, *, engine: str = "local", client: Any = None, schedule
         return train_here(corpus, **options)
     if engine != "dask":
         raise HSW2VError(f"--engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if sum(x is not None for x in (client, scheduler, workers)) > 1:
+        raise HSW2VError("give one of --scheduler, --workers (or a client), not several")
     local_only = [k for k in ("vocab", "tree_from", "init_model") if options.get(k) is not None]
     if local_only:
         raise HSW2VError(f"--{local_only[0].replace('_', '-')} is not available with --engine dask")

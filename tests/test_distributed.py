@@ -198,13 +198,19 @@ def test_a_killed_client_resumes_from_its_checkpoint(tmp_path, scheduler_address
 
 
 def test_dask_errors_are_one_line(tmp_path):
-    """A scheduler that is not there, a shard a worker cannot read, and dask not
-    installed: one line each, no traceback, and nothing written."""
+    """A scheduler that is not there, both --scheduler and --workers, --workers
+    without --engine dask, a shard a worker cannot read, and dask not installed:
+    one line each, no traceback, and nothing written."""
     _paths, _, _ = write_shards(tmp_path / "shards", n=2)
     args = ["train", str(tmp_path / "shards"), "--engine", "dask", "--min-count", "1",
             "--dim", "8", "--epochs", "1", "-o", "v.txt"]
     line = one_line_error(run_hsw2v(tmp_path, *args, "--scheduler", "tcp://127.0.0.1:9"))
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in line
+    line = one_line_error(run_hsw2v(tmp_path, *args, "--scheduler", "tcp://127.0.0.1:9",
+                                    "--workers", "2"))
+    assert "not several" in line
+    line = one_line_error(run_hsw2v(tmp_path, *args[:2], "--workers", "2", "-o", "v.txt"))
+    assert "--workers goes with --engine dask" in line
     (tmp_path / "shards" / "shard9.txt.gz").write_bytes(b"\x1f\x8b\x08\x00 not gzip")
     line = one_line_error(run_hsw2v(tmp_path, *args, "--workers", "2"))
     assert "shard9.txt.gz: cannot read" in line
