@@ -8,7 +8,8 @@ synchronous rounds with parameter averaging.
   tasks on the workers; the client receives only the vocabulary, and builds the
   tree and scatters both.
 - **Training.** Each epoch's text is cut into slices of about ``round_words``
-  words (byte ranges of uncompressed files; a compressed file is one slice). A
+  words (byte ranges of uncompressed local files; a compressed file or a URL is
+  one slice). A
   round gives each worker one slice: ``train-round`` trains a replica from the
   global weights with the local trainer's threads and returns what it changed;
   ``combine`` tasks sum the changes pairwise in a fixed tree, and ``apply`` moves
@@ -83,13 +84,10 @@ def count_shard(path: str, index: int, threads: int, memory: int | None) -> Word
 
 
 def shard_size(path: str, counts: WordCounts) -> tuple[int, int]:
-    """A shard's tokens and its size in bytes (-1: compressed, read whole)."""
-    if path.endswith(COMPRESSED):
+    """A shard's tokens and its size in bytes; -1 for a shard read whole: compressed,
+    or a URL (a server need not answer range requests)."""
+    if path.endswith(COMPRESSED) or is_url(path):
         return counts.tokens, -1
-    if is_url(path):
-        import fsspec
-
-        return counts.tokens, int(fsspec.open(path, "rb").fs.size(path))
     return counts.tokens, os.path.getsize(path)
 
 
