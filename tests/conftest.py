@@ -87,3 +87,22 @@ def model_bomb(path, v: int, d: int, filler: int = 1000) -> str:
                     f, {"descr": dtype, "fortran_order": False, "shape": shape})
                 f.write(b"\0" * filler)
     return str(path)
+
+
+@pytest.fixture
+def http_server(tmp_path):
+    """Files of a directory served over HTTP on 127.0.0.1 (a real server, in a thread)."""
+    import functools
+    import http.server
+    import threading
+
+    root = tmp_path / "www"
+    root.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *a: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield root, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()

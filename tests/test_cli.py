@@ -325,25 +325,6 @@ def test_cache_sidecar_only_when_asked_or_by_similar(tmp_path, small_corpus):
     assert run(*args, "--cache").exit_code == 0 and cache.exists()
 
 
-@pytest.fixture
-def http_server(tmp_path):
-    """Files of a directory served over HTTP on 127.0.0.1 (a real server, in a thread)."""
-    import functools
-    import http.server
-    import threading
-
-    root = tmp_path / "www"
-    root.mkdir()
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    handler.log_message = lambda *a: None
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield root, f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-
-
 def test_corpus_urls(tmp_path, small_corpus, http_server):
     """hsw2v reads http:// URLs through fsspec, compressed or not, in a real process."""
     importlib.import_module("fsspec")

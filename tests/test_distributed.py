@@ -88,6 +88,19 @@ def test_two_workers_train_as_well_as_one_machine(tmp_path, cluster):
     assert cluster.status == "running"  # a client passed in is not closed
 
 
+def test_workers_read_url_shards(tmp_path, cluster, http_server):
+    """Shards given as http:// URLs (a server on 127.0.0.1) are read by the workers:
+    the vocabulary of the local files, and the planted groups found."""
+    pytest.importorskip("fsspec")
+    root, base = http_server
+    paths, groups, _ = write_shards(root / "shards", n=2)
+    urls = [f"{base}/shards/{os.path.basename(p)}" for p in paths]
+    spread = hsw2v.train(urls, engine="dask", client=cluster, round_words=2000, threads=1, **QUICK)
+    local = hsw2v.train(paths, threads=1, **QUICK)
+    assert spread.words == local.words
+    assert neighbour_accuracy(spread, groups) >= 0.95
+
+
 def test_a_killed_worker_changes_nothing(tmp_path):
     """Killing a worker process (SIGKILL, by PID) in the middle of training: the run
     finishes, and since every task is a pure function of its inputs, with the very
