@@ -4,6 +4,7 @@ tree reductions on the workers."""
 from __future__ import annotations
 
 import logging
+import sys
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,16 +38,35 @@ def connect(client: Any = None, scheduler: str | None = None,
         except (OSError, TimeoutError, ValueError) as e:
             raise HSW2VError(f"cannot reach the Dask scheduler at {scheduler}: "
                              f"{' '.join(str(e).split()) or type(e).__name__}") from None
-        with c:
+        with _closed_unless_interrupted(c):
             yield c
         return
     if not workers or workers < 1:
         raise HSW2VError("--engine dask needs --scheduler ADDRESS or --workers N (N ≥ 1)")
+    quiet = "ignore::UserWarning:multiprocessing.resource_tracker"
+    if quiet not in sys.warnoptions:  # passed on to the tracker of the worker processes,
+        sys.warnoptions.append(quiet)  # which would warn of their semaphores after Ctrl-C
     cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                        host="127.0.0.1", dashboard_address=":0",
                                        silence_logs=logging.CRITICAL)
-    with cluster, distributed.Client(cluster) as c:
+    client = distributed.Client(cluster)
+    with _closed_unless_interrupted(cluster), _closed_unless_interrupted(client) as c:
         yield c
+
+
+@contextmanager
+def _closed_unless_interrupted(thing: Any) -> Iterator[Any]:
+    """``thing``, closed at the end, unless Ctrl-C or SIGTERM ends the run: closing
+    then could wait on busy workers, and the process is about to end (a
+    LocalCluster's worker processes end with it)."""
+    try:
+        yield thing
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
+        thing.close()
+        raise
+    thing.close()
 
 
 def task_key(name: str) -> str:

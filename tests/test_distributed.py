@@ -210,6 +210,45 @@ def test_a_killed_client_resumes_from_its_checkpoint(tmp_path, scheduler_address
     assert "resume it with --engine dask" in local
 
 
+def test_ctrl_c_ends_a_dask_run_at_once(tmp_path):
+    """Ctrl-C (SIGINT) while a LocalCluster trains: exit 130 within seconds, one
+    line after the progress bar, no output written, and the worker processes
+    end with the run."""
+    import psutil
+
+    write_shards(tmp_path / "shards", n=2, sentences=20000)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # A shell starts background jobs with SIGINT ignored, and a child inherits that;
+    # a handler here is reset to the default in the child instead.
+    ignored = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen([*hsw2v_command(), "train", str(tmp_path / "shards"), "--engine",
+                                 "dask", "--workers", "2", "--min-count", "1", "--dim", "20",
+                                 "--epochs", "200", "--round-words", "3000", "-o", "v.txt"],
+                                cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+    finally:
+        signal.signal(signal.SIGINT, ignored)
+    deadline = time.monotonic() + 120
+    children: list = []
+    while len(children) < 2 and time.monotonic() < deadline:  # the workers are up
+        children = [c for c in psutil.Process(proc.pid).children(recursive=True)
+                    if "resource_tracker" not in " ".join(c.cmdline())]
+        time.sleep(0.2)
+    time.sleep(3)
+    assert proc.poll() is None  # still training
+    start = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and time.monotonic() - start < 10
+    lines = [ln for ln in err.decode().replace("\r", "\n").splitlines()
+             if ln.strip() and not ln.startswith("train")]
+    assert lines == ["hsw2v: error: interrupted"], err.decode()
+    assert not (tmp_path / "v.txt").exists()
+    _, alive = psutil.wait_procs(children, timeout=20)
+    assert not alive
+
+
 def test_dask_errors_are_one_line(tmp_path):
     """A scheduler that is not there, both --scheduler and --workers, --workers
     without --engine dask, a shard a worker cannot read, and dask not installed:
