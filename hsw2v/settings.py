@@ -21,7 +21,7 @@ CHECKPOINT_MINUTES = 30.0
 
 ENGINES = ("local", "dask")
 ROUND_WORDS = 1_000_000
-"""Words each Dask worker trains per round before the replicas are averaged
+"""Words each Dask worker trains per round before the replicas are combined
 (``--round-words``; see README, "Beyond one machine")."""
 CONNECT_SECONDS = 10
 """How long ``--scheduler`` waits for the scheduler to answer."""
@@ -142,7 +142,7 @@ class EngineSettings:
                                  "(tcp://host:8786).", type=str)
     workers: int | None = _opt(None, "dask: start a LocalCluster of this many worker processes, "
                                "each training with --threads threads.", type=int)
-    round_words: int = _opt(ROUND_WORDS, "dask: words each worker trains between two averagings "
+    round_words: int = _opt(ROUND_WORDS, "dask: words each worker trains between two combinations "
                             "of the weights.")
 
 
