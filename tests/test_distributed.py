@@ -229,17 +229,21 @@ def test_ctrl_c_ends_a_dask_run_at_once(tmp_path):
                                 stderr=subprocess.PIPE)
     finally:
         signal.signal(signal.SIGINT, ignored)
-    deadline = time.monotonic() + 120
-    children: list = []
-    while len(children) < 2 and time.monotonic() < deadline:  # the workers are up
-        children = [c for c in psutil.Process(proc.pid).children(recursive=True)
-                    if "resource_tracker" not in " ".join(c.cmdline())]
-        time.sleep(0.2)
-    time.sleep(3)
-    assert proc.poll() is None  # still training
-    start = time.monotonic()
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    try:
+        deadline = time.monotonic() + 120
+        children: list = []
+        while len(children) < 2 and time.monotonic() < deadline:  # the 2 workers are up
+            children = [c for c in psutil.Process(proc.pid).children(recursive=True)
+                        if "resource_tracker import" not in " ".join(c.cmdline())]
+            time.sleep(0.2)
+        assert len(children) >= 2
+        time.sleep(3)
+        assert proc.poll() is None  # still training
+        start = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
     assert proc.returncode == 130 and time.monotonic() - start < 10
     lines = [ln for ln in err.decode().replace("\r", "\n").splitlines()
              if ln.strip() and not ln.startswith("train")]
