@@ -45,7 +45,8 @@ from .errors import HSW2VError
 from .model import Model
 from .progress import progress_bar
 from .reader import COMPRESSED, Slice, corpus_files, describe, is_url
-from .settings import ROUND_WORDS, TrainSettings
+from .settings import ROUND_WORDS, TrainSettings, available_cores
+from .softmax import subtree_totals
 from .tokens import TypeArrays
 from .trainer import (
     _carried,
@@ -53,6 +54,7 @@ from .trainer import (
     check_converging,
     check_vocab,
     initial_weights,
+    keep_probabilities,
 )
 from .tree import Tree, build_tree
 from .vocab import Vocab
@@ -91,7 +93,7 @@ def shard_size(path: str, counts: WordCounts) -> tuple[int, int]:
     return counts.tokens, os.path.getsize(path)
 
 
-def merge_counts(a: WordCounts, b: WordCounts) -> WordCounts:
+def merge_shard_counts(a: WordCounts, b: WordCounts) -> WordCounts:
     """Two shards' (or subtrees') counts as one."""
     types, n = merge_two(TypeArrays(a.word_bytes, a.offsets, a.counts, a.first),
                          TypeArrays(b.word_bytes, b.offsets, b.counts, b.first))
@@ -122,9 +124,6 @@ def row_visits(vocab: Vocab, tree: Tree, s: TrainSettings) -> tuple[np.ndarray, 
     word of the corpus trained (after subsampling): a word's vector once per
     context it is in (about window + 1 of them); a node once per example whose
     target lies below it (skip-gram: one example per context word)."""
-    from .softmax import subtree_totals
-    from .trainer import keep_probabilities
-
     kept = vocab.counts * keep_probabilities(vocab.counts, s.sample) / vocab.total
     below = np.empty(len(vocab) - 1, dtype=np.float64)
     subtree_totals(tree.children, tree.inner_order, kept.astype(np.float64), below)
@@ -256,8 +255,6 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
         raise HSW2VError(f"{resume}: a checkpoint of a local run; resume it without --engine dask")
     if round_words < 1:
         raise HSW2VError(f"--round-words must be at least 1, got {round_words}")
-    from .settings import available_cores
-
     local_threads = max(1, available_cores() // workers) if workers and not scheduler else None
     threads = settings.pop("threads", None) or local_threads
     with connect(client, scheduler, None if client is not None else workers) as c:
@@ -296,7 +293,7 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
               for i, path in enumerate(shards)]
     sizes = [c.submit(shard_size, path, n, key=task_key("shard-size")) for path, n in zip(shards, counts)]
     pending += counts + sizes
-    total = tree_reduce(c, merge_counts, counts, "merge-counts")
+    total = tree_reduce(c, merge_shard_counts, counts, "merge-counts")
     vocab, tokens, _ = c.submit(vocabulary, total, s.min_count, s.max_vocab,
                                 key=task_key("vocabulary")).result()
     sizes = c.gather(sizes)

@@ -8,6 +8,10 @@ from .model import Model
 from .reader import Source
 from .settings import ENGINES, ROUND_WORDS
 
+LOCAL_ONLY = ("vocab", "tree_from", "init_model")
+"""Options of local training that a Dask run refuses (``spool`` it ignores: workers
+read their slices)."""
+
 
 def train(corpus: Source, *, engine: str = "local", client: Any = None, scheduler: str | None = None,
           workers: int | None = None, round_words: int = ROUND_WORDS, **options) -> Model:
@@ -29,12 +33,11 @@ def train(corpus: Source, *, engine: str = "local", client: Any = None, schedule
         raise HSW2VError(f"--engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if sum(x is not None for x in (client, scheduler, workers)) > 1:
         raise HSW2VError("give one of --scheduler, --workers (or a client), not several")
-    local_only = [k for k in ("vocab", "tree_from", "init_model") if options.get(k) is not None]
+    local_only = [k for k in LOCAL_ONLY if options.get(k) is not None]
     if local_only:
         raise HSW2VError(f"--{local_only[0].replace('_', '-')} is not available with --engine dask")
     from .distributed import train_on_dask
 
-    options = {k: v for k, v in options.items()
-               if k not in ("vocab", "tree_from", "init_model", "spool")}
+    options = {k: v for k, v in options.items() if k not in (*LOCAL_ONLY, "spool")}
     return train_on_dask([corpus] if isinstance(corpus, str) else list(corpus), client=client,
                          scheduler=scheduler, workers=workers, round_words=round_words, **options)
