@@ -9,22 +9,23 @@ synchronous rounds with parameter averaging.
   tree and scatters both.
 - **Training.** Each epoch's text is cut into slices of about ``round_words``
   words (byte ranges of uncompressed local files; a compressed file or a URL is
-  one slice). A
-  round gives each worker one slice: ``train-round`` trains a replica from the
-  global weights with the local trainer's threads and returns what it changed;
-  ``combine`` tasks sum the changes pairwise in a fixed tree, and ``apply`` moves
-  each row by that sum, scaled down towards the replicas' mean change for rows
-  they all updated many times (see :func:`apply`). Local Hogwild threads add
-  their steps to shared weights, and the sum does that for most rows; but P
-  replicas' changes of a frequent row, each made from the same start, overshoot
-  when added (4 workers diverged), while the mean of every row, as Spark's
-  Word2Vec takes it, divides the rare rows' steps by P (see README, "Beyond one
-  machine"). The new global weights are made on a worker and stay there; the
-  next round's tasks fetch them from it. The client receives a few numbers a
-  round, and the weights only at the end.
-- **Faults.** Every task is a pure function of its inputs (weights, slice,
-  schedule position, seed), so a task lost with its worker is run again
-  elsewhere with the same result.
+  one slice). A round gives each worker one slice: ``train-round`` trains a
+  replica of the global weights with the local trainer's threads and returns the
+  rows it changed (see :mod:`hsw2v.rounds`). Each worker keeps its own copy of
+  the global weights and moves it by the round's changes before the next, so
+  only changed rows travel, worker to worker: up to ``DIRECT_EXCHANGE`` replicas,
+  every task takes each replica's change; past that, a tree of ``combine`` tasks
+  sums them first. Rows the replicas all updated many times move by about their
+  mean change, the others by the sum (see :func:`hsw2v.rounds._apply`).
+- **Anchors.** The weights exist as a Dask value only at an *anchor*, made when
+  the changes since the last one add up to ``ANCHOR_ROWS`` times the weights'
+  rows (and for checkpoints and at the end). A task's inputs are the anchor and
+  the changes since. The client receives a few numbers a round, and the weights
+  at checkpoints and at the end.
+- **Faults.** Every task is a pure function of its inputs (anchor, changes,
+  slice, schedule position, seed), so a task lost with its worker is run again
+  elsewhere with the same result: a worker without the resident copy builds it
+  from the anchor.
 """
 from __future__ import annotations
 
@@ -32,31 +33,33 @@ import os
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from .checkpoint import Checkpoints, Position, load_checkpoint
 from .cluster import connect, task_key, tree_reduce
-from .corpus import WordCounts, WordTable, count_words
+from .corpus import WordCounts, count_words
 from .counter import merge_two
 from .errors import HSW2VError
 from .model import Model
 from .progress import progress_bar
 from .reader import COMPRESSED, Slice, corpus_files, describe, is_url
-from .settings import ROUND_WORDS, TrainSettings, available_cores
-from .softmax import subtree_totals
-from .tokens import TypeArrays
-from .trainer import (
-    _carried,
-    _run_epochs,
-    check_converging,
-    check_vocab,
-    initial_weights,
-    keep_probabilities,
+from .rounds import (
+    Anchor,
+    Job,
+    anchor_at,
+    change_totals,
+    combine,
+    first_weights,
+    row_visits,
+    train_slice,
+    warm_up,
 )
-from .tree import Tree, build_tree
+from .settings import ROUND_WORDS, TrainSettings, available_cores
+from .tokens import TypeArrays
+from .trainer import _carried, check_converging, check_vocab
+from .tree import build_tree
 from .vocab import Vocab
 
 SHARD_SHIFT = 44
@@ -105,121 +108,13 @@ def vocabulary(counts: WordCounts, min_count: int, max_vocab: int | None) -> tup
     return counts.to_vocab(min_count, max_vocab), counts.tokens, counts.n_types
 
 
-@dataclass
-class Job:
-    """What every ``train-round`` task shares (scattered once): the vocabulary, tree
-    and settings (``threads``: per worker), and the words over which the learning
-    rate falls. ``token`` names the run, for the workers' cached word tables."""
-
-    token: str
-    vocab: Vocab
-    tree: Tree
-    settings: TrainSettings
-    schedule: int
-    visits: tuple[np.ndarray, np.ndarray]  # per word trained, of each syn0 and syn1 row
-
-
-def row_visits(vocab: Vocab, tree: Tree, s: TrainSettings) -> tuple[np.ndarray, np.ndarray]:
-    """How often training updates each word vector and each inner-node vector, per
-    word of the corpus trained (after subsampling): a word's vector once per
-    context it is in (about window + 1 of them); a node once per example whose
-    target lies below it (skip-gram: one example per context word)."""
-    kept = vocab.counts * keep_probabilities(vocab.counts, s.sample) / vocab.total
-    below = np.empty(len(vocab) - 1, dtype=np.float64)
-    subtree_totals(tree.children, tree.inner_order, kept.astype(np.float64), below)
-    pairs = s.window + 1
-    return kept * pairs, below * (pairs if s.arch == "skipgram" else 1)
-
-
-class Weights(NamedTuple):
-    """The global weights between rounds."""
-
-    syn0: np.ndarray
-    syn1: np.ndarray
-
-
-class Update(NamedTuple):
-    """What replicas changed in a round (summed over them: ``syn0``, ``syn1``), and
-    the round's words, loss sum, examples and number of replicas."""
-
-    syn0: np.ndarray
-    syn1: np.ndarray
-    words: int
-    loss_sum: float
-    examples: int
-    replicas: int = 1
-
-
-def first_weights(job: Job) -> Weights:
-    """The starting weights, as a local run with the same seed has them."""
-    s = job.settings
-    return Weights(*initial_weights(len(job.vocab), s.dim, s.seed))
-
-
-_TABLES: dict[str, WordTable] = {}
-"""The word table of the run a worker trains (built once per run, not per round)."""
-
-
-def train_slice(job: Job, weights: Weights, part: str | Slice | list, epoch: int,
-                words_before: int, words: int, index: int) -> Update:
-    """Train a replica of ``weights`` on slice number ``index`` of the epoch, with the
-    learning rate of words ``words_before..words_before+words`` of the run; its update."""
-    s = replace(job.settings, epochs=epoch + 1)
-    table = _TABLES.get(job.token)
-    if table is None:  # (a worker running two tasks at once may build it twice)
-        table = WordTable(job.vocab.words)
-        _TABLES.clear()
-        _TABLES[job.token] = table
-    model = Model(job.vocab, job.tree, weights.syn0.copy(), weights.syn1.copy(), s)
-    seeds = np.random.SeedSequence([s.seed, epoch, index]).generate_state(s.threads, np.uint64)
-    position = Position(max(words, 1), exact=False, epoch=epoch, words=words_before,
-                        loss_sum=[0.0] * (epoch + 1), examples=[0] * (epoch + 1),
-                        rng=[int(x) for x in seeds])
-    _run_epochs(part, model, s, False, position, schedule=job.schedule, table=table)
-    model.vectors -= weights.syn0
-    model.node_vectors -= weights.syn1
-    return Update(model.vectors, model.node_vectors, position.words - words_before,
-                  position.loss_sum[epoch], position.examples[epoch])
-
-
-def warm_up(job: Job) -> None:
-    """Build the word table and load the kernels (a slice of nothing), so that the
-    first round does not wait for them."""
-    train_slice(job, first_weights(job), [], 0, 0, 1, 0)
-
-
-def combine(a: Update, b: Update) -> Update:
-    """Two updates as one (sums)."""
-    return Update(a.syn0 + b.syn0, a.syn1 + b.syn1, a.words + b.words, a.loss_sum + b.loss_sum,
-                  a.examples + b.examples, a.replicas + b.replicas)
-
-
-MEAN_VISITS = 2000
-"""A row that the replicas of a round update about this many times in all moves by
-about the midpoint of their summed and their mean change (see :func:`apply`)."""
-
-
-def apply(weights: Weights, update: Update, job: Job) -> Weights:
-    """The next global weights. Each row moves by the replicas' summed change times
-    ``1/P + (1 - 1/P) / (1 + P·v / MEAN_VISITS)``, where P is the number of
-    replicas and v the number of times each updated the row, as expected from the
-    word counts. A row updated a few times takes the sum of the steps, as a local
-    run's Hogwild threads add theirs; a row updated thousands of times (frequent
-    words, the nodes near the root) takes the mean of the replicas' changes, each
-    an estimate of one move made from the same start: their sum overshoots (with
-    4 workers, CBOW diverged when only rows past 10,000 updates took the mean)."""
-    p, out = update.replicas, []
-    for w, change, visits in ((weights.syn0, update.syn0, job.visits[0]),
-                              (weights.syn1, update.syn1, job.visits[1])):
-        together = visits * update.words  # updates of the row by all the replicas
-        share = (1 / p + (1 - 1 / p) / (1 + together / MEAN_VISITS)).astype(np.float32)
-        out.append(w + change * share[:, None])
-    return Weights(*out)
-
-
-def round_totals(u: Update) -> tuple[int, float, int]:
-    """A round's words, loss sum and examples (the client's only per-round data)."""
-    return u.words, u.loss_sum, u.examples
+DIRECT_EXCHANGE = 4
+"""Up to this many replicas, each round's tasks take every replica's change of the
+round before; more are first summed by a tree of ``combine`` tasks."""
+ANCHOR_ROWS = 4
+"""A new anchor is made when the changes since the last add up to this many times
+the rows of the weights: this bounds what the workers hold, and what a lost
+worker's replacement replays."""
 
 
 # --- the client ----------------------------------------------------------------------
@@ -310,9 +205,9 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
     plan = Job(uuid.uuid4().hex, vocab, tree, s, s.epochs * per_epoch, row_visits(vocab, tree, s))
     [job] = c.scatter([plan], broadcast=True)
     if state:
-        [weights] = c.scatter([Weights(state[0].vectors, state[0].node_vectors)])
+        [anchor] = c.scatter([Anchor(0, state[0].vectors, state[0].node_vectors)])
     else:
-        weights = c.submit(first_weights, job, key=task_key("first-weights"))
+        anchor = c.submit(first_weights, job, key=task_key("first-weights"))
     c.gather([c.submit(warm_up, job, key=task_key("warm-up"), workers=[w], pure=False)
               for w in c.scheduler_info()["workers"]])
     seconds = {"count": time.perf_counter() - start}
@@ -322,18 +217,28 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
     loss_sum, examples, done = at.loss_sum, at.examples, at.words
     bar = progress_bar(progress, total=s.epochs * per_epoch, initial=done, unit="word",
                        unit_scale=True, desc="train", smoothing=0.1)
-    rounds: list = []  # (epoch, totals future) of rounds submitted, not yet counted
+    rounds: list = []  # (epoch, totals futures) of rounds submitted, not yet counted
+    history: list[list] = []  # each round's changes since the anchor
+    previous: list = []  # the anchor before, kept until the next: a lost anchor is rebuilt from it
+    held = 0  # rows of the changes since the anchor (as far as counted)
 
-    def account(epoch: int, totals) -> None:
-        nonlocal done
-        n, loss, ex = totals.result()
-        loss_sum[epoch] += loss
-        examples[epoch] += ex
-        done += n
+    def account(epoch: int, totals: list) -> None:
+        nonlocal done, held
+        for n, loss, ex, rows in (t.result() for t in totals):
+            loss_sum[epoch] += loss
+            examples[epoch] += ex
+            done += n
+            held += rows
+            bar.update(min(n, bar.total - bar.n))
         alpha = max(s.min_alpha, s.alpha - (s.alpha - s.min_alpha) * done / (s.epochs * per_epoch))
         bar.set_postfix(alpha=f"{alpha:.5f}", loss=f"{loss_sum[epoch] / max(examples[epoch], 1):.4f}",
                         workers=len(c.scheduler_info()["workers"]), refresh=False)
-        bar.update(min(n, bar.total - bar.n))
+
+    def reanchor() -> None:  # the weights after the rounds so far, as one value
+        nonlocal anchor, history, held
+        previous[:] = [anchor, *(ch for changes in history for ch in changes)]
+        anchor = c.submit(anchor_at, job, anchor, history, key=task_key("anchor"))
+        history, held = [], 0
 
     # Slices a round: fixed (and kept in checkpoints), so that a lost worker
     # changes where the tasks run, never what they compute.
@@ -342,7 +247,8 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
     def save(epoch: int, next_slice: int) -> None:  # every round submitted, counted
         while rounds:
             account(*rounds.pop(0))
-        w = weights.result()
+        reanchor()
+        w = anchor.result()
         saver.save(Model(vocab, tree, w.syn0, w.syn1, s),
                    Position(per_epoch, False, epoch, next_slice, 0, done, loss_sum, examples,
                             [], width))
@@ -353,27 +259,32 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
             before = epoch * per_epoch + sum(words for _, words in slices[:first])
             for r in range(first, len(slices), width):
                 names = list(c.scheduler_info()["workers"]) or [None]
-                replicas = []
+                changes = []
                 for k in range(r, min(r + width, len(slices))):
                     part, words = slices[k]
                     where = {"workers": [names[(k - r) % len(names)]], "allow_other_workers": True}
-                    replicas.append(c.submit(train_slice, job, weights, part, epoch, before, words,
-                                             k, key=task_key("train-round"),
-                                             **(where if names[0] else {})))
+                    changes.append(c.submit(train_slice, job, anchor, list(history), part, epoch,
+                                            before, words, k, key=task_key("train-round"),
+                                            **(where if names[0] else {})))
                     before += words
-                update = tree_reduce(c, combine, replicas, "combine")
-                weights = c.submit(apply, weights, update, job, key=task_key("apply"))
-                rounds.append((epoch, c.submit(round_totals, update, key=task_key("round-totals"))))
-                pending[:] = [weights, update, *replicas]
+                if len(changes) > DIRECT_EXCHANGE:
+                    changes = [tree_reduce(c, combine, changes, "combine")]
+                history.append(changes)
+                rounds.append((epoch, [c.submit(change_totals, ch, key=task_key("change-totals"))
+                                       for ch in changes]))
+                pending[:] = [anchor, *previous, *(ch for round_ in history for ch in round_)]
                 if len(rounds) > 1:  # the client stays one round behind the workers
                     account(*rounds.pop(0))
+                if held >= ANCHOR_ROWS * (2 * len(vocab) - 1):
+                    reanchor()
                 if saver and r + width < len(slices) and saver.due():
                     save(epoch, r + width)
             if saver:
                 save(epoch + 1, 0)
         while rounds:
             account(*rounds.pop(0))
-        final = weights.result()
+        reanchor()
+        final = anchor.result()
     finally:
         bar.close()
     model = Model(vocab, tree, np.array(final.syn0), np.array(final.syn1), s)

@@ -1,6 +1,6 @@
 """numba helpers that import nothing from the package: compile options, word2vec.c's
-random generator, a cache-prefetch intrinsic, byte hashing, and compiling a kernel
-for one vector size."""
+random generator, a cache-prefetch intrinsic, byte hashing, the rows in which two
+matrices differ and adding to rows, and compiling a kernel for one vector size."""
 from __future__ import annotations
 
 import numpy as np
@@ -108,3 +108,26 @@ def for_dim(kernel, *args):
     sig = tuple(kernel.typeof_pyval(a) for a in args[:-1]) + (types.literal(int(args[-1])),)
     kernel.compile(sig)
     return kernel.get_overload(sig)
+
+
+@njit(**JIT)
+def changed_rows(new, old, rows):
+    """Write the indices of the rows where ``new`` and ``old`` differ to ``rows``; their number."""
+    n = 0
+    for i in range(new.shape[0]):
+        for j in range(new.shape[1]):
+            if new[i, j] != old[i, j]:
+                rows[n] = i
+                n += 1
+                break
+    return n
+
+
+@njit(**EXACT)
+def add_rows(matrix, rows, moves, scale):
+    """``matrix[rows[i]] += moves[i] * scale[i]`` for each i, in place, rounded as
+    numpy rounds it (no fused multiply-add: the same bits on any CPU)."""
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        for j in range(matrix.shape[1]):
+            matrix[r, j] += moves[i, j] * scale[i]

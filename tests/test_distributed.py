@@ -120,9 +120,9 @@ def test_a_killed_worker_changes_nothing(tmp_path):
             except BaseException as e:  # noqa: BLE001 (reported below)
                 errors.append(e)
 
-        def applied() -> set:  # the rounds whose new weights are held
+        def applied() -> set:  # the replicas' changes held
             return {k for keys in client.has_what().values() for k in keys
-                    if str(k).startswith("apply")}
+                    if str(k).startswith("train-round")}
 
         before = applied()  # (keys of the first run may linger a moment)
         thread = threading.Thread(target=run)

@@ -1,0 +1,195 @@
+"""A round of data-parallel training (:mod:`hsw2v.distributed`), as the workers
+run it: each trains a replica of the global weights on its slice and returns the
+rows it changed, and every worker moves its resident copy of the global weights
+by the round's changes.
+
+Every task is a pure function of its inputs: the weights at an *anchor* (a
+value Dask holds), the changes of the rounds since, the slice, the range of the
+learning rate, and a seed. The resident copy only saves replaying the changes:
+a worker without it (new, or replacing a lost one) builds it from the anchor,
+to the same bits.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+import numpy as np
+
+from .checkpoint import Position
+from .corpus import WordTable
+from .model import Model
+from .reader import Slice
+from .settings import TrainSettings
+from .softmax import subtree_totals
+from .trainer import _run_epochs, initial_weights, keep_probabilities
+from .tree import Tree
+from .utils import add_rows, changed_rows
+from .vocab import Vocab
+
+
+@dataclass
+class Job:
+    """What every ``train-round`` task shares (scattered once): the vocabulary, tree
+    and settings (``threads``: per worker), and the words over which the learning
+    rate falls. ``token`` names the run, for the workers' cached word tables."""
+
+    token: str
+    vocab: Vocab
+    tree: Tree
+    settings: TrainSettings
+    schedule: int
+    visits: tuple[np.ndarray, np.ndarray]  # per word trained, of each syn0 and syn1 row
+
+
+def row_visits(vocab: Vocab, tree: Tree, s: TrainSettings) -> tuple[np.ndarray, np.ndarray]:
+    """How often training updates each word vector and each inner-node vector, per
+    word of the corpus trained (after subsampling): a word's vector once per
+    context it is in (about window + 1 of them); a node once per example whose
+    target lies below it (skip-gram: one example per context word)."""
+    kept = vocab.counts * keep_probabilities(vocab.counts, s.sample) / vocab.total
+    below = np.empty(len(vocab) - 1, dtype=np.float64)
+    subtree_totals(tree.children, tree.inner_order, kept.astype(np.float64), below)
+    pairs = s.window + 1
+    return kept * pairs, below * (pairs if s.arch == "skipgram" else 1)
+
+
+class Anchor(NamedTuple):
+    """The global weights at the start of round ``round`` of the run."""
+
+    round: int
+    syn0: np.ndarray
+    syn1: np.ndarray
+
+
+class Change(NamedTuple):
+    """What replicas changed in a round: the rows of each matrix they moved
+    (ascending) and the summed moves; the round's words, loss sum, examples, and
+    the number of replicas."""
+
+    rows0: np.ndarray
+    syn0: np.ndarray
+    rows1: np.ndarray
+    syn1: np.ndarray
+    words: int
+    loss_sum: float
+    examples: int
+    replicas: int = 1
+
+
+def first_weights(job: Job) -> Anchor:
+    """The starting weights, as a local run with the same seed has them."""
+    s = job.settings
+    return Anchor(0, *initial_weights(len(job.vocab), s.dim, s.seed))
+
+
+_TABLES: dict[str, WordTable] = {}
+"""The word table of the run a worker trains (built once per run, not per round)."""
+_RESIDENT: dict[str, Anchor] = {}
+"""The worker's copy of the run's global weights, moved on in place round by round."""
+_LOCK = threading.Lock()
+
+MEAN_VISITS = 2000
+"""A row that the replicas of a round update about this many times in all moves by
+about the midpoint of their summed and their mean change (see :func:`_apply`)."""
+
+
+def _apply(syn0: np.ndarray, syn1: np.ndarray, changes: list[Change], job: Job) -> None:
+    """Move the global weights by a round's changes, in place. Each row moves by the
+    replicas' summed change times ``1/P + (1 - 1/P) / (1 + P·v / MEAN_VISITS)``,
+    where P is the number of replicas and v the number of times each updated the
+    row, as expected from the word counts. A row updated a few times takes the sum
+    of the steps, as a local run's Hogwild threads add theirs; a row updated
+    thousands of times (frequent words, the nodes near the root) takes the mean of
+    the replicas' changes, each an estimate of one move made from the same start:
+    their sum overshoots (with 4 workers, CBOW diverged when only rows past 10,000
+    updates took the mean)."""
+    p, words = sum(ch.replicas for ch in changes), sum(ch.words for ch in changes)
+    for ch in changes:
+        for w, rows, moves, visits in ((syn0, ch.rows0, ch.syn0, job.visits[0]),
+                                       (syn1, ch.rows1, ch.syn1, job.visits[1])):
+            together = visits[rows] * words  # updates of the row by all the replicas
+            share = (1 / p + (1 - 1 / p) / (1 + together / MEAN_VISITS)).astype(np.float32)
+            add_rows(w, rows, moves, share)
+
+
+def weights_at(job: Job, anchor: Anchor, history: list[list[Change]]) -> Anchor:
+    """The global weights after the rounds of ``history`` (each round's changes)
+    from ``anchor``: the worker's resident copy, moved on in place if it stands at a
+    round in between, else built from the anchor. Read it, never write it."""
+    r = anchor.round + len(history)
+    with _LOCK:
+        held = _RESIDENT.get(job.token)
+        keep = held is None or held.round <= r  # (an older round, for a rerun task, is built aside)
+        if held is None or not anchor.round <= held.round <= r:
+            held = Anchor(anchor.round, anchor.syn0.copy(), anchor.syn1.copy())
+        for changes in history[held.round - anchor.round:]:
+            _apply(held.syn0, held.syn1, changes, job)
+        held = held._replace(round=r)
+        if keep:
+            _RESIDENT.clear()
+            _RESIDENT[job.token] = held
+    return held
+
+
+def anchor_at(job: Job, anchor: Anchor, history: list[list[Change]]) -> Anchor:
+    """The global weights after ``history``, as a value of their own (a new anchor)."""
+    held = weights_at(job, anchor, history)
+    return Anchor(held.round, held.syn0.copy(), held.syn1.copy())
+
+
+def _moved(new: np.ndarray, old: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows in which ``new`` differs from ``old``, and ``new - old`` there."""
+    rows = np.empty(len(new), dtype=np.int32)
+    rows = rows[:changed_rows(new, old, rows)]
+    return rows, new[rows] - old[rows]
+
+
+def train_slice(job: Job, anchor: Anchor, history: list[list[Change]], part: str | Slice | list,
+                epoch: int, words_before: int, words: int, index: int) -> Change:
+    """Train a replica of the global weights (``anchor`` moved on by ``history``) on
+    slice number ``index`` of the epoch, with the learning rate of words
+    ``words_before..words_before+words`` of the run; what it changed."""
+    s = replace(job.settings, epochs=epoch + 1)
+    table = _TABLES.get(job.token)
+    if table is None:  # (a worker running two tasks at once may build it twice)
+        table = WordTable(job.vocab.words)
+        _TABLES.clear()
+        _TABLES[job.token] = table
+    start = weights_at(job, anchor, history)
+    model = Model(job.vocab, job.tree, start.syn0.copy(), start.syn1.copy(), s)
+    seeds = np.random.SeedSequence([s.seed, epoch, index]).generate_state(s.threads, np.uint64)
+    position = Position(max(words, 1), exact=False, epoch=epoch, words=words_before,
+                        loss_sum=[0.0] * (epoch + 1), examples=[0] * (epoch + 1),
+                        rng=[int(x) for x in seeds])
+    _run_epochs(part, model, s, False, position, schedule=job.schedule, table=table)
+    return Change(*_moved(model.vectors, start.syn0), *_moved(model.node_vectors, start.syn1),
+                  position.words - words_before, position.loss_sum[epoch], position.examples[epoch])
+
+
+def warm_up(job: Job) -> None:
+    """Build the word table and load the kernels (a slice of nothing), so that the
+    first round does not wait for them."""
+    train_slice(job, first_weights(job), [], [], 0, 0, 1, 0)
+    _RESIDENT.clear()
+
+
+def _sum_rows(ra: np.ndarray, a: np.ndarray, rb: np.ndarray, b: np.ndarray):
+    rows = np.union1d(ra, rb).astype(np.int32)
+    out = np.zeros((len(rows), a.shape[1]), dtype=np.float32)
+    out[np.searchsorted(rows, ra)] += a
+    out[np.searchsorted(rows, rb)] += b
+    return rows, out
+
+
+def combine(a: Change, b: Change) -> Change:
+    """Two replicas' changes as one (sums, row by row)."""
+    return Change(*_sum_rows(a.rows0, a.syn0, b.rows0, b.syn0),
+                  *_sum_rows(a.rows1, a.syn1, b.rows1, b.syn1), a.words + b.words,
+                  a.loss_sum + b.loss_sum, a.examples + b.examples, a.replicas + b.replicas)
+
+
+def change_totals(ch: Change) -> tuple[int, float, int, int]:
+    """A change's words, loss sum, examples and rows (the client's only per-round data)."""
+    return ch.words, ch.loss_sum, ch.examples, len(ch.rows0) + len(ch.rows1)
