@@ -25,7 +25,7 @@ from .settings import TrainSettings
 from .softmax import subtree_totals
 from .trainer import _run_epochs, initial_weights, keep_probabilities
 from .tree import Tree
-from .utils import add_rows, changed_rows
+from .utils import add_rows, changed_rows, row_differences
 from .vocab import Vocab
 
 
@@ -88,6 +88,8 @@ _TABLES: dict[str, WordTable] = {}
 """The word table of the run a worker trains (built once per run, not per round)."""
 _RESIDENT: dict[str, Anchor] = {}
 """The worker's copy of the run's global weights, moved on in place round by round."""
+_REPLICAS: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+"""Arrays for a replica, kept between rounds."""
 _LOCK = threading.Lock()
 
 MEAN_VISITS = 2000
@@ -142,8 +144,10 @@ def anchor_at(job: Job, anchor: Anchor, history: list[list[Change]]) -> Anchor:
 def _moved(new: np.ndarray, old: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The rows in which ``new`` differs from ``old``, and ``new - old`` there."""
     rows = np.empty(len(new), dtype=np.int32)
-    rows = rows[:changed_rows(new, old, rows)]
-    return rows, new[rows] - old[rows]
+    rows = rows[:changed_rows(new, old, rows)].copy()
+    moves = np.empty((len(rows), new.shape[1]), dtype=np.float32)
+    row_differences(new, old, rows, moves)
+    return rows, moves
 
 
 def train_slice(job: Job, anchor: Anchor, history: list[list[Change]], part: str | Slice | list,
@@ -158,14 +162,23 @@ def train_slice(job: Job, anchor: Anchor, history: list[list[Change]], part: str
         _TABLES.clear()
         _TABLES[job.token] = table
     start = weights_at(job, anchor, history)
-    model = Model(job.vocab, job.tree, start.syn0.copy(), start.syn1.copy(), s)
+    with _LOCK:  # a replica's arrays, reused from round to round (one a task)
+        replica = _REPLICAS.pop(job.token, None) or (np.empty_like(start.syn0),
+                                                     np.empty_like(start.syn1))
+    np.copyto(replica[0], start.syn0)
+    np.copyto(replica[1], start.syn1)
+    model = Model(job.vocab, job.tree, *replica, s)
     seeds = np.random.SeedSequence([s.seed, epoch, index]).generate_state(s.threads, np.uint64)
     position = Position(max(words, 1), exact=False, epoch=epoch, words=words_before,
                         loss_sum=[0.0] * (epoch + 1), examples=[0] * (epoch + 1),
                         rng=[int(x) for x in seeds])
     _run_epochs(part, model, s, False, position, schedule=job.schedule, table=table)
-    return Change(*_moved(model.vectors, start.syn0), *_moved(model.node_vectors, start.syn1),
-                  position.words - words_before, position.loss_sum[epoch], position.examples[epoch])
+    change = Change(*_moved(model.vectors, start.syn0), *_moved(model.node_vectors, start.syn1),
+                    position.words - words_before, position.loss_sum[epoch], position.examples[epoch])
+    with _LOCK:
+        _REPLICAS.clear()
+        _REPLICAS[job.token] = replica
+    return change
 
 
 def warm_up(job: Job) -> None:
@@ -173,6 +186,7 @@ def warm_up(job: Job) -> None:
     first round does not wait for them."""
     train_slice(job, first_weights(job), [], [], 0, 0, 1, 0)
     _RESIDENT.clear()
+    _REPLICAS.clear()
 
 
 def _sum_rows(ra: np.ndarray, a: np.ndarray, rb: np.ndarray, b: np.ndarray):

@@ -124,6 +124,15 @@ def changed_rows(new, old, rows):
 
 
 @njit(**EXACT)
+def row_differences(new, old, rows, out):
+    """``out[i] = new[rows[i]] - old[rows[i]]`` for each i."""
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        for j in range(new.shape[1]):
+            out[i, j] = new[r, j] - old[r, j]
+
+
+@njit(**EXACT)
 def add_rows(matrix, rows, moves, scale):
     """``matrix[rows[i]] += moves[i] * scale[i]`` for each i, in place, rounded as
     numpy rounds it (no fused multiply-add: the same bits on any CPU)."""
