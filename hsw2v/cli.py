@@ -230,7 +230,7 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
           cache: bool, save_model: str | None, tree: str | None, tree_from: str | None,
           read_vocab: str | None, checkpoint: str | None, checkpoint_every: float,
           resume: str | None, init_model: str | None, count_memory: str | None, engine: str,
-          scheduler: str | None, workers: int | None, round_words: int, quiet: bool,
+          scheduler: str | None, workers: int | None, round_words: int | None, quiet: bool,
           **settings) -> None:
     """Train word vectors on CORPUS with hierarchical softmax.
 

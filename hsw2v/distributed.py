@@ -134,21 +134,22 @@ def epoch_slices(shards: list[str], sizes: list[tuple[int, int]], round_words: i
 
 
 def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str | None = None,
-                  workers: int | None = None, round_words: int = ROUND_WORDS,
+                  workers: int | None = None, round_words: int | None = None,
                   count_memory: int | None = None, progress: bool = True,
                   checkpoint: str | None = None, checkpoint_every: float = 30.0,
                   resume: str | None = None, **settings) -> Model:
     """Train on a Dask cluster (see the module's notes); the settings are those of
     :func:`hsw2v.trainer.train`, with ``threads`` per worker (default: a
-    LocalCluster's share of the cores, or the workers' own thread count).
-    ``checkpoint`` saves the global weights and the run's position between rounds
+    LocalCluster's share of the cores, or the workers' own thread count), and
+    ``round_words`` the words each worker trains a round (default by architecture,
+    :data:`hsw2v.settings.ROUND_WORDS`). ``checkpoint`` saves the global weights and the run's position between rounds
     (gathered to the client every ``checkpoint_every`` minutes and after each
     epoch); ``resume`` continues such a run, with the same result."""
     saver = Checkpoints(checkpoint, checkpoint_every) if checkpoint else None
     state = load_checkpoint(resume) if resume else None
     if state and not state[1].round_slices:
         raise HSW2VError(f"{resume}: a checkpoint of a local run; resume it without --engine dask")
-    if round_words < 1:
+    if round_words is not None and round_words < 1:
         raise HSW2VError(f"--round-words must be at least 1, got {round_words}")
     local_threads = max(1, available_cores() // workers) if workers and not scheduler else None
     threads = settings.pop("threads", None) or local_threads
@@ -165,8 +166,8 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
                              "learn a semantic tree locally and train with --init-model")
         pending: list = []
         try:
-            return _train(c, list(corpus), s, round_words, count_memory, progress, pending, saver,
-                          state)
+            return _train(c, list(corpus), s, round_words or ROUND_WORDS[s.arch], count_memory,
+                          progress, pending, saver, state)
         except KeyboardInterrupt:
             c.cancel(pending)
             raise

@@ -6,7 +6,7 @@ from typing import Any
 from .errors import HSW2VError
 from .model import Model
 from .reader import Source
-from .settings import ENGINES, ROUND_WORDS
+from .settings import ENGINES
 
 LOCAL_ONLY = ("vocab", "tree_from", "init_model")
 """Options of local training that a Dask run refuses (``spool`` it ignores: workers
@@ -14,17 +14,17 @@ read their slices)."""
 
 
 def train(corpus: Source, *, engine: str = "local", client: Any = None, scheduler: str | None = None,
-          workers: int | None = None, round_words: int = ROUND_WORDS, **options) -> Model:
+          workers: int | None = None, round_words: int | None = None, **options) -> Model:
     """Train word vectors on ``corpus``: with ``engine="local"``, in this process
     (see :func:`hsw2v.trainer.train` for the options); with ``engine="dask"``, on a
     Dask cluster: ``client`` (used as it is, never closed), ``scheduler`` (an
     address) or a new LocalCluster of ``workers`` processes, averaging the
-    workers' replicas every ``round_words`` words each (see
+    workers' replicas every ``round_words`` words each (default by architecture, see
     :func:`hsw2v.distributed.train_on_dask`)."""
     if engine == "local":
         given = [name for name, value in (("client", client), ("scheduler", scheduler),
                                           ("workers", workers)) if value is not None]
-        if given or round_words != ROUND_WORDS:
+        if given or round_words is not None:
             raise HSW2VError(f"--{(given or ['round-words'])[0]} goes with --engine dask")
         from .trainer import train as train_here
 

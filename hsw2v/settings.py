@@ -20,9 +20,10 @@ CHECKPOINT_MINUTES = 30.0
 
 
 ENGINES = ("local", "dask")
-ROUND_WORDS = 1_000_000
+ROUND_WORDS = {"skipgram": 125_000, "cbow": 1_000_000}
 """Words each Dask worker trains per round before the replicas are combined
-(``--round-words``; see README, "Beyond one machine")."""
+(``--round-words``), by architecture: skip-gram moves the frequent rows more per
+word, and loses more to long rounds (see README, "Beyond one machine")."""
 CONNECT_SECONDS = 10
 """How long ``--scheduler`` waits for the scheduler to answer."""
 
@@ -142,8 +143,8 @@ class EngineSettings:
                                  "(tcp://host:8786).", type=str)
     workers: int | None = _opt(None, "dask: start a LocalCluster of this many worker processes, "
                                "each training with --threads threads.", type=int)
-    round_words: int = _opt(ROUND_WORDS, "dask: words each worker trains between two combinations "
-                            "of the weights.")
+    round_words: int | None = _opt(None, "dask: words each worker trains between two combinations "
+                                   "of the weights [skip-gram 125,000, CBOW 1,000,000].", type=int)
 
 
 def _typed(name: str, value, expected: type):

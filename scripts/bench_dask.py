@@ -2,7 +2,7 @@
 shards: analogy accuracy, WS353 and training words/s, then how quality moves with
 the round length and the number of workers.
 
-    python scripts/bench_dask.py [--runs 2] [--rounds 100000,250000,1000000,4000000]
+    python scripts/bench_dask.py [--runs 2] [--rounds 125000,250000,1000000,4000000]
                                  [--workers 1,2,4] [--quick]
 
 Settings: dim 100, window 5, sample 1e-3; skip-gram 1 epoch and CBOW 3 epochs.
@@ -73,7 +73,7 @@ def show(label: str, rows: list[dict]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2)
-    parser.add_argument("--rounds", default="100000,250000,1000000,4000000")
+    parser.add_argument("--rounds", default="125000,250000,1000000,4000000")
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
