@@ -29,6 +29,7 @@ synchronous rounds with parameter averaging.
 """
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 import uuid
@@ -56,7 +57,7 @@ from .rounds import (
     train_slice,
     warm_up,
 )
-from .settings import ROUND_WORDS, TrainSettings, available_cores
+from .settings import CONNECT_SECONDS, ROUND_WORDS, TrainSettings, available_cores
 from .tokens import TypeArrays
 from .trainer import _carried, check_converging, check_vocab
 from .tree import build_tree
@@ -154,6 +155,10 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
     local_threads = max(1, available_cores() // workers) if workers and not scheduler else None
     threads = settings.pop("threads", None) or local_threads
     with connect(client, scheduler, None if client is not None else workers) as c:
+        try:
+            c.wait_for_workers(1, timeout=CONNECT_SECONDS)
+        except (TimeoutError, asyncio.TimeoutError):
+            raise HSW2VError(f"the Dask cluster has no workers (waited {CONNECT_SECONDS} s)") from None
         if threads is None:
             threads = min(w["nthreads"] for w in c.scheduler_info()["workers"].values())
         if state:
@@ -220,11 +225,16 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
                        unit_scale=True, desc="train", smoothing=0.1)
     rounds: list = []  # (epoch, totals futures) of rounds submitted, not yet counted
     history: list[list] = []  # each round's changes since the anchor
-    previous: list = []  # the anchor before, kept until the next: a lost anchor is rebuilt from it
+    previous: list = []  # the anchor before and the changes since, kept until every worker
+    # has run a round from the new anchor (and holds it): until then, a lost anchor is
+    # rebuilt from them
+    submitted = [0, 0]  # rounds submitted; the first round from the newest anchor
     held = 0  # rows of the changes since the anchor (as far as counted)
 
-    def account(epoch: int, totals: list) -> None:
+    def account(epoch: int, totals: list, number: int) -> None:
         nonlocal done, held
+        if number >= submitted[1]:
+            previous.clear()
         for n, loss, ex, rows in (t.result() for t in totals):
             loss_sum[epoch] += loss
             examples[epoch] += ex
@@ -238,6 +248,7 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
     def reanchor() -> None:  # the weights after the rounds so far, as one value
         nonlocal anchor, history, held
         previous[:] = [anchor, *(ch for changes in history for ch in changes)]
+        submitted[1] = submitted[0]
         anchor = c.submit(anchor_at, job, anchor, history, key=task_key("anchor"))
         history, held = [], 0
 
@@ -272,7 +283,8 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
                     changes = [tree_reduce(c, combine, changes, "combine")]
                 history.append(changes)
                 rounds.append((epoch, [c.submit(change_totals, ch, key=task_key("change-totals"))
-                                       for ch in changes]))
+                                       for ch in changes], submitted[0]))
+                submitted[0] += 1
                 pending[:] = [anchor, *previous, *(ch for round_ in history for ch in round_)]
                 if len(rounds) > 1:  # the client stays one round behind the workers
                     account(*rounds.pop(0))

@@ -25,7 +25,7 @@ ROUND_WORDS = {"skipgram": 125_000, "cbow": 1_000_000}
 (``--round-words``), by architecture: skip-gram moves the frequent rows more per
 word, and loses more to long rounds (see README, "Beyond one machine")."""
 CONNECT_SECONDS = 10
-"""How long ``--scheduler`` waits for the scheduler to answer."""
+"""How long ``--scheduler`` waits for the scheduler to answer, and a run for its first worker."""
 
 
 COUNT_MEMORY_HELP = ("Memory for counting (K, M, G or T bytes, binary) [a quarter of RAM]; "

@@ -139,22 +139,32 @@ def test_a_killed_worker_changes_nothing(tmp_path):
         assert np.array_equal(result["model"].node_vectors, whole.node_vectors)
 
 
+DASK = [os.path.join(os.path.dirname(sys.executable), "dask")]
+if not os.path.exists(DASK[0]):
+    DASK = [sys.executable, "-m", "dask"]
+QUIET = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+
+
+def start_scheduler(directory) -> tuple[subprocess.Popen, str]:
+    """A `dask scheduler` process on 127.0.0.1, and its address."""
+    info = directory / "scheduler.json"
+    proc = subprocess.Popen([*DASK, "scheduler", "--host", "127.0.0.1", "--port", "0",
+                             "--no-dashboard", "--scheduler-file", str(info)], **QUIET)
+    deadline = time.monotonic() + 60
+    while not info.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return proc, json.loads(info.read_text())["address"]
+
+
 @pytest.fixture(scope="module")
 def scheduler_address(tmp_path_factory):
     """`dask scheduler` and two `dask worker` processes on 127.0.0.1."""
-    info = tmp_path_factory.mktemp("cluster") / "scheduler.json"
-    dask = os.path.join(os.path.dirname(sys.executable), "dask")
-    dask = [dask] if os.path.exists(dask) else [sys.executable, "-m", "dask"]
-    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-    procs = [subprocess.Popen([*dask, "scheduler", "--host", "127.0.0.1", "--port", "0",
-                               "--no-dashboard", "--scheduler-file", str(info)], **quiet)]
+    procs = []
     try:
-        deadline = time.monotonic() + 60
-        while not info.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        address = json.loads(info.read_text())["address"]
-        procs += [subprocess.Popen([*dask, "worker", address, "--nthreads", "1", "--nworkers", "1",
-                                    "--host", "127.0.0.1", "--no-dashboard"], **quiet)
+        scheduler, address = start_scheduler(tmp_path_factory.mktemp("cluster"))
+        procs.append(scheduler)
+        procs += [subprocess.Popen([*DASK, "worker", address, "--nthreads", "1", "--nworkers", "1",
+                                    "--host", "127.0.0.1", "--no-dashboard"], **QUIET)
                   for _ in range(2)]
         with distributed.Client(address) as client:
             client.wait_for_workers(2, timeout=60)
@@ -164,6 +174,21 @@ def scheduler_address(tmp_path_factory):
             p.terminate()
         for p in procs:
             p.wait(30)
+
+
+def test_a_scheduler_without_workers_is_one_line(tmp_path):
+    """`--scheduler` naming a scheduler that has no workers: one line, once the wait
+    for a first worker ends, and no output."""
+    write_shards(tmp_path / "shards", n=2)
+    scheduler, address = start_scheduler(tmp_path)
+    try:
+        line = one_line_error(run_hsw2v(tmp_path, "train", str(tmp_path / "shards"), "--engine",
+                                        "dask", "--scheduler", address, "-o", "v.txt"))
+    finally:
+        scheduler.terminate()
+        scheduler.wait(30)
+    assert "the Dask cluster has no workers" in line
+    assert not (tmp_path / "v.txt").exists()
 
 
 def test_scheduler_and_workers_started_apart(tmp_path, scheduler_address):
