@@ -60,7 +60,7 @@ from .rounds import (
 from .settings import CONNECT_SECONDS, ROUND_WORDS, TrainSettings, available_cores
 from .tokens import TypeArrays
 from .trainer import _carried, check_converging, check_vocab
-from .tree import build_tree
+from .tree import build_tree, named_trees
 from .vocab import Vocab
 
 SHARD_SHIFT = 44
@@ -167,8 +167,8 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
         else:
             s = TrainSettings(threads=threads, **settings).resolved()
         if s.tree == "semantic":
-            raise HSW2VError("--engine dask builds huffman, balanced, random or fano trees; "
-                             "learn a semantic tree locally and train with --init-model")
+            raise HSW2VError(f"--engine dask builds the trees of word counts ({', '.join(named_trees)});"
+                             " semantic trees are learned locally")
         pending: list = []
         try:
             return _train(c, list(corpus), s, round_words or ROUND_WORDS[s.arch], count_memory,

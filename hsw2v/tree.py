@@ -168,6 +168,61 @@ def fano(counts: np.ndarray) -> Tree:
     return from_splits(np.arange(len(counts)), split, "fano")
 
 
+def _merge_smallest(ids: list[int], weights: list[int], children: list[tuple[int, int]],
+                    n: int) -> int:
+    """Huffman's merges over items given in descending weight (two queues, an inner
+    node winning a tie, as in :func:`huffman`): each new inner node, numbered
+    ``n + len(children)``, is appended to ``children``; the root's id."""
+    made_ids: list[int] = []
+    made_weights: list[int] = []
+    leaf, inner = len(ids) - 1, 0
+    for _ in range(len(ids) - 1):
+        pair = []
+        for _ in range(2):
+            if leaf >= 0 and (inner >= len(made_ids) or weights[leaf] < made_weights[inner]):
+                pair.append((ids[leaf], weights[leaf]))
+                leaf -= 1
+            else:
+                pair.append((made_ids[inner], made_weights[inner]))
+                inner += 1
+        children.append((pair[0][0], pair[1][0]))
+        made_ids.append(n + len(children) - 1)
+        made_weights.append(pair[0][1] + pair[1][1])
+    return made_ids[-1] if made_ids else ids[0]
+
+
+def frequency_classes(counts: np.ndarray, n_classes: int) -> np.ndarray:
+    """Where each of ``n_classes`` frequency classes starts in the frequency-sorted
+    vocabulary: word w goes to class ⌊C · (tokens of the words before w) / tokens⌋,
+    so the classes hold about equal shares of the tokens (frequent words in small
+    classes, a very frequent word alone); classes left empty are dropped."""
+    counts = np.asarray(counts, dtype=np.int64)
+    before = np.cumsum(counts) - counts
+    label = before * n_classes // int(counts.sum())
+    return np.flatnonzero(np.diff(label, prepend=-1))
+
+
+def classes(counts: np.ndarray, n_classes: int | None = None) -> Tree:
+    """A class tree in the manner of Goodman (2001): the frequency-sorted vocabulary
+    is cut into about √V classes of equal token shares (:func:`frequency_classes`);
+    the top levels are a Huffman tree over the classes' totals, and inside each
+    class a Huffman tree over its words' counts."""
+    counts = np.asarray(counts, dtype=np.int64)
+    n = len(counts)
+    if n < 2:
+        raise HSW2VError("need at least 2 distinct words to build a tree")
+    if np.any(counts[:-1] < counts[1:]):
+        raise HSW2VError("classes: counts must be sorted in descending order")
+    starts = frequency_classes(counts, n_classes or max(2, round(n ** 0.5)))
+    ends = np.append(starts[1:], n)
+    children: list[tuple[int, int]] = []
+    tops = [(_merge_smallest(list(range(a, b)), counts[a:b].tolist(), children, n),
+             int(counts[a:b].sum())) for a, b in zip(starts.tolist(), ends.tolist())]
+    tops.sort(key=lambda item: -item[1])  # (stable: equal totals keep their order)
+    _merge_smallest([i for i, _ in tops], [w for _, w in tops], children, n)
+    return Tree(np.array(children, dtype=np.int32), "classes")
+
+
 def _paths(children: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Root, inner nodes breadth-first, and every word's root-first path, from the
     children table."""
@@ -227,6 +282,7 @@ named_trees: dict[str, Callable[[np.ndarray, int], Tree]] = {
     "balanced": lambda counts, seed: balanced(len(counts)),
     "random": lambda counts, seed: random_tree(len(counts), seed),
     "fano": lambda counts, seed: fano(counts),
+    "classes": lambda counts, seed: classes(counts),
 }
 """The trees built from word counts alone, by name: ``named_trees[kind](counts, seed)``
 with counts in descending order. Semantic trees also need vectors (see

@@ -33,7 +33,7 @@ from hsw2v.heldout import score
 from hsw2v.semantic import context_means, semantic_tree
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-KINDS = ["huffman", "balanced", "random", "fano", "semantic-balanced", "semantic-adaptive"]
+KINDS = ["huffman", "balanced", "random", "fano", "classes", "semantic-balanced", "semantic-adaptive"]
 
 
 def split_corpus(corpus: str, held_out: int, workdir: Path) -> tuple[str, str]:
@@ -98,7 +98,7 @@ def build_times(n_words: int, dim: int = 100) -> None:
     from hsw2v.tree import build_tree
 
     counts = np.sort((1e7 / np.arange(1, n_words + 1)).astype(np.int64) + 1)[::-1]
-    for kind in ("huffman", "balanced", "random", "fano"):
+    for kind in ("huffman", "balanced", "random", "fano", "classes"):
         start = time.perf_counter()
         build_tree(kind, counts)
         print(f"{kind}: {time.perf_counter() - start:.2f} s")

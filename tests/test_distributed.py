@@ -280,7 +280,8 @@ def test_ctrl_c_ends_a_dask_run_at_once(tmp_path):
 
 def test_dask_errors_are_one_line(tmp_path):
     """A scheduler that is not there, both --scheduler and --workers, --workers
-    without --engine dask, a shard a worker cannot read, and dask not installed:
+    without --engine dask, a semantic tree, a shard a worker cannot read, and dask
+    not installed:
     one line each, no traceback, and nothing written."""
     _paths, _, _ = write_shards(tmp_path / "shards", n=2)
     args = ["train", str(tmp_path / "shards"), "--engine", "dask", "--min-count", "1",
@@ -292,6 +293,8 @@ def test_dask_errors_are_one_line(tmp_path):
     assert "not several" in line
     line = one_line_error(run_hsw2v(tmp_path, *args[:2], "--workers", "2", "-o", "v.txt"))
     assert "--workers goes with --engine dask" in line
+    line = one_line_error(run_hsw2v(tmp_path, *args, "--workers", "1", "--tree", "semantic"))
+    assert "semantic trees are learned locally" in line
     (tmp_path / "shards" / "shard9.txt.gz").write_bytes(b"\x1f\x8b\x08\x00 not gzip")
     line = one_line_error(run_hsw2v(tmp_path, *args, "--workers", "2"))
     assert "shard9.txt.gz: cannot read" in line

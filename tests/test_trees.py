@@ -1,5 +1,7 @@
+import heapq
 import itertools
 import math
+import os
 from fractions import Fraction
 
 import numpy as np
@@ -10,7 +12,15 @@ import hsw2v
 from hsw2v.cli import cli
 from hsw2v.errors import HSW2VError
 from hsw2v.semantic import context_means, semantic_tree
-from hsw2v.tree import balanced, build_tree, fano, huffman, named_trees, random_tree
+from hsw2v.tree import (
+    balanced,
+    build_tree,
+    classes,
+    fano,
+    huffman,
+    named_trees,
+    random_tree,
+)
 
 from .conftest import REPO
 
@@ -164,3 +174,49 @@ def test_every_tree_kind_is_offered_and_named():
         tree = build(counts, 1)
         assert tree.kind == kind
         assert_full_binary_prefix_free(tree, 50)
+
+
+def huffman_cost(weights) -> int:
+    """The least sum of weight × code length over prefix codes (Huffman, with heapq)."""
+    heap = [int(w) for w in weights]
+    heapq.heapify(heap)
+    cost = 0
+    while len(heap) > 1:
+        merged = heapq.heappop(heap) + heapq.heappop(heap)
+        cost += merged
+        heapq.heappush(heap, merged)
+    return cost
+
+
+@pytest.mark.parametrize(("n", "n_classes"), [(2, None), (50, None), (1000, None), (1000, 7),
+                                              (300, 300)])
+def test_class_tree_is_huffman_over_frequency_classes(n, n_classes):
+    """Classes cut where the running token total crosses each C-th of all tokens
+    (found by a plain loop); each class is a subtree holding exactly its words,
+    Huffman-optimal inside, and the classes' totals are Huffman-optimal above."""
+    counts = zipf_counts(np.random.default_rng(n), n)
+    c = n_classes or max(2, round(math.sqrt(n)))
+    groups, running, label = [], 0, None
+    for w, count in enumerate(counts.tolist()):
+        if running * c // int(counts.sum()) != label:
+            label = running * c // int(counts.sum())
+            groups.append([])
+        groups[-1].append(w)
+        running += count
+    tree = classes(counts, n_classes)
+    assert tree.kind == "classes"
+    assert_full_binary_prefix_free(tree, n)
+    paths = [tuple(tree.path(w)[0].tolist()) for w in range(n)]
+    tops = []
+    for g in groups:
+        if len(g) == 1:
+            tops.append((int(counts[g[0]]), len(paths[g[0]])))
+            continue
+        shared = len(os.path.commonprefix([paths[w] for w in g]))
+        top = paths[g[0]][shared - 1]  # the class's own subtree root
+        assert [w for w in range(n) if top in paths[w]] == g
+        inside = sum(int(counts[w]) * (len(paths[w]) - shared + 1) for w in g)
+        assert inside == huffman_cost(counts[g])
+        tops.append((int(counts[g].sum()), shared - 1))
+    assert sum(total * depth for total, depth in tops) == huffman_cost([t for t, _ in tops])
+
