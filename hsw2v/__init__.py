@@ -27,6 +27,7 @@ _EXPORTS = {
     "Vectors": "vectors",
     "write_vectors": "word2vec_format",
     "score": "heldout",
+    "plot_tree": "plot",
     "evaluate_analogies": "evaluate",
     "evaluate_word_pairs": "evaluate",
     "HSW2VError": "errors",
@@ -34,8 +35,8 @@ _EXPORTS = {
 
 __all__ = [  # noqa: RUF022 (grouped by module above)
     "HSW2VError", "Model", "Tree", "TrainSettings", "Vectors", "Vocab", "build_vocab",
-    "evaluate_analogies", "evaluate_word_pairs", "huffman", "load_model", "read_vectors",
-    "score", "train", "write_vectors",
+    "evaluate_analogies", "evaluate_word_pairs", "huffman", "load_model", "plot_tree",
+    "read_vectors", "score", "train", "write_vectors",
 ]
 
 

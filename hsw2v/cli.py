@@ -323,17 +323,23 @@ def similar(words: tuple[str, ...], vectors_path: str | None, topn: int, negativ
 @cli.command("tree")
 @click.argument("model_path", metavar="[MODEL]", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
-def tree_info(model_path: str | None, as_json: bool) -> None:
+@click.option("--plot", metavar="FILE", help="Also draw the top levels to FILE (.png, .svg, "
+              ".pdf; pip install 'hsw2v[plot]'), each node with its most frequent words.")
+@click.option("--levels", default=4, show_default=True, help="Levels drawn by --plot.")
+@click.option("--words", default=3, show_default=True, help="Words on each node drawn.")
+def tree_info(model_path: str | None, as_json: bool, plot: str | None, levels: int, words: int) -> None:
     """Print the shape of a model's tree: kind, depth and mean path lengths.
 
     MODEL defaults to model.npz in the current directory."""
     from .model import load_model
+    from .plot import plot_tree  # (matplotlib itself is imported only to draw)
 
     model = load_model(model_path or default_model("a MODEL path"))
+    if plot:
+        plot_tree(model, plot, levels, words)
     info = model.tree.summary(model.vocab.counts)
     _emit(info, as_json, [
-        f"tree: {info['kind']}, {info['words']} words",
-        f"depth: {info['depth']}",
+        f"tree: {info['kind']}, {info['words']} words", f"depth: {info['depth']}",
         f"mean path length: {info['mean_path_length']:.3f}",
         f"frequency-weighted mean path length: {info['weighted_mean_path_length']:.3f}"])
 
@@ -408,8 +414,6 @@ def evaluate(vectors_path: str | None, analogies: str | None, pairs: tuple[str, 
     if restrict <= 0:
         raise HSW2VError(f"--restrict must be positive, got {restrict}")
     vectors = read_vectors(vectors_path or default_vectors())
-    report: dict = {}
-    if analogies:
-        report["analogies"] = evaluate_analogies(vectors, analogies, restrict=restrict)
+    report = {"analogies": evaluate_analogies(vectors, analogies, restrict=restrict)} if analogies else {}
     report["pairs"] = {p: evaluate_word_pairs(vectors, p) for p in pairs}
     _emit(report, as_json, report_lines(report))
