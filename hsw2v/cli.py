@@ -209,6 +209,7 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
 @click.option("--tree-from", help="semantic: cluster the context vectors of this model (its "
               "vocabulary is used); without it a first Huffman pass is trained (one-shot).")
 @_setting("split")
+@_setting("huffman_levels")
 @click.option("--read-vocab", help="Use this 'word count' file instead of counting the corpus.")
 @_setting("spool")
 @click.option("--checkpoint", help="Save the full training state here (atomically) every "

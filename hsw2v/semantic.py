@@ -23,7 +23,7 @@ from .errors import HSW2VError
 from .reader import Source, iter_blocks
 from .settings import SPLITS
 from .softmax import context_mean, gather_context
-from .tree import Tree, from_splits
+from .tree import Tree, from_splits, huffman
 from .utils import JIT
 
 
@@ -193,3 +193,29 @@ def semantic_tree(X: np.ndarray, split: str = "balanced", iters: int = 10) -> Tr
     tree = from_splits(np.arange(len(X)), gmm_splitter(X, split, iters), "semantic")
     tree.kind = f"semantic-{split}"
     return tree
+
+
+def semantic_below(X: np.ndarray, counts: np.ndarray, levels: int, split: str = "balanced",
+                   iters: int = 10) -> Tree:
+    """Huffman's tree over ``counts`` down to depth ``levels``; below each of its
+    nodes at that depth, a semantic tree over that node's words (their rows of
+    ``X``), on the same inner nodes. Frequent words keep their short Huffman
+    paths; the rarer words below are grouped by meaning (see README, "Trees":
+    with ``levels`` 10 this beat Huffman's held-out perplexity for skip-gram)."""
+    top = huffman(counts)
+    v, children = top.n_words, top.children.copy()
+    offsets, nodes = top.path_offsets, top.path_nodes
+    deep = np.flatnonzero(np.diff(offsets) > levels)
+    under = nodes[offsets[deep] + levels]  # each deep word's node at depth `levels`
+    for node in np.unique(under):
+        words = deep[under == node]
+        old = np.unique(np.concatenate([nodes[offsets[w] + levels:offsets[w + 1]] for w in words]))
+        sub = semantic_tree(X[words], split, iters)
+        rows = np.empty(len(words) - 1, dtype=np.int64)  # the subtree's inner node -> a row
+        rows[sub.root] = node
+        rows[np.arange(len(words) - 1) != sub.root] = old[old != node]
+        for a, pair in enumerate(sub.children.tolist()):
+            children[rows[a]] = [int(words[c]) if c < len(words) else v + int(rows[c - len(words)])
+                                 for c in pair]
+    return Tree(children, f"semantic-{split}-below-{levels}")
+

@@ -75,6 +75,8 @@ class TrainSettings:
     tree: str = _opt("huffman", "How words are arranged in the tree.", choices=TREE_KINDS)
     split: str = _opt("balanced", "semantic: halve each node's words, or send each word to its "
                       "likelier mixture component.", choices=SPLITS)
+    huffman_levels: int = _opt(0, "semantic: keep Huffman's tree down to this depth and group "
+                               "words by meaning only below it (10 helps skip-gram).")
     spool: bool = _opt(True, "Keep the counted tokens in an unnamed temporary file (about 2 "
                        "bytes a token, in $TMPDIR), so that epochs do not read and split the text "
                        "again.",
@@ -102,6 +104,7 @@ class TrainSettings:
             ("dim", s.dim, 1, MAX_DIM), ("window", s.window, 1, MAX_WINDOW),
             ("min-count", s.min_count, 1, 2**62), ("max-vocab", s.max_vocab, 2, 2**31 - 1),
             ("epochs", s.epochs, 1, MAX_EPOCHS), ("threads", s.threads, 1, most_threads),
+            ("huffman-levels", s.huffman_levels, 0, 2**31 - 1),
         ]:
             checks.append((value is None or low <= value <= high,
                            f"--{name} must lie in {low}..{high}, got {value}"))

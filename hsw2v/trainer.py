@@ -25,7 +25,7 @@ from .memory import release_compiler_pages, release_free_memory
 from .model import Model
 from .progress import progress_bar
 from .reader import BLOCK_BYTES, Source, describe, iter_blocks, rereadable
-from .semantic import context_means, semantic_tree
+from .semantic import context_means, semantic_below, semantic_tree
 from .settings import CHECKPOINT_MINUTES, TREE_KINDS, TrainSettings
 from .sgd import Config, Weights, new_state, train_block
 from .softmax import subtree_totals
@@ -240,7 +240,10 @@ def _make_tree(path: Source, vocab: Vocab, s: TrainSettings, tree_from: Model | 
         tree_from = train(path, vocab=vocab, progress=progress, **first)
     elif tree_from.dim < 1 or len(tree_from.vocab) < 2:
         raise HSW2VError("--tree-from: the model has no usable vectors")
-    return semantic_tree(context_means(tree_from, path), s.split)
+    X = context_means(tree_from, path)
+    if s.huffman_levels:
+        return semantic_below(X, vocab.counts, s.huffman_levels, s.split)
+    return semantic_tree(X, s.split)
 
 
 HOT_NODES = 1024

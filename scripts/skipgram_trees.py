@@ -1,20 +1,21 @@
 #!/usr/bin/env python
 """Can a semantic tree beat Huffman for skip-gram? Four approaches, measured.
 
-    python scripts/skipgram_trees.py [--depths 6,10] [--seeds 1,2]
+    python scripts/skipgram_trees.py [--depths 8,10,12] [--seeds 1,2,3]
 
 Every tree is trained with skip-gram for 1 epoch (dim 100, window 5, min-count 5,
 sample 1e-3, 2 threads) on all but the last 1M words of enwiki-17m, and scored on
 those (held-out perplexity, `hsw2v score`), as in scripts/compare_trees.py:
 
-- ``huffman``: the baseline (one run per seed, to show the seed noise);
+- ``huffman``: the baseline, one run per seed;
 - ``semantic``: the semantic tree (balanced split) of the Huffman model's mean
   context vectors, as ``--tree semantic`` builds it;
 - ``semhuff``: Huffman's code lengths, with the words of each length placed in
   the semantic tree's leaf order, so that siblings are semantically close
   (SemHuff-style re-pairing; a canonical tree built bottom-up, level by level);
-- ``huffman-top-D``: Huffman's tree down to depth D; below each node at depth
-  D, a semantic tree (balanced) over its words;
+- ``below-D``: Huffman's tree down to depth D; below each node at depth D, a
+  semantic tree (balanced) over its words (``--tree semantic --huffman-levels
+  D``, :func:`hsw2v.semantic.semantic_below`), one run per seed;
 - ``output``: a semantic tree over the Huffman model's output-side vectors,
   o_w = Σ over w's path of ±u_n (the direction of h that w's path favours);
 - ``rebuild``: the semantic tree rebuilt from the semantic model's own context
@@ -38,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_trees import DATA, measure, split_corpus
 
 import hsw2v
-from hsw2v.semantic import context_means, semantic_tree
+from hsw2v.semantic import context_means, semantic_below, semantic_tree
 from hsw2v.tree import Tree
 
 
@@ -73,29 +74,6 @@ def semhuff(depths: np.ndarray, rank: np.ndarray) -> Tree:
     return Tree(np.array(children, dtype=np.int32), "semhuff")
 
 
-def huffman_top(huffman: Tree, X: np.ndarray, depth: int) -> Tree:
-    """Huffman's tree above ``depth``; below each node at that depth, a semantic
-    tree (balanced split) over its words, on the same inner-node ids."""
-    v = huffman.n_words
-    children = huffman.children.copy()
-    offsets, nodes = huffman.path_offsets, huffman.path_nodes
-    depths = np.diff(offsets)
-    deep = np.flatnonzero(depths > depth)
-    under = nodes[offsets[deep] + depth]  # the node at `depth` on each deep word's path
-    for node in np.unique(under):
-        words = deep[under == node]
-        # the inner nodes of the old subtree: on those words' paths, below `depth`
-        old = np.unique(np.concatenate([nodes[offsets[w] + depth:offsets[w + 1]] for w in words]))
-        sub = semantic_tree(X[words], "balanced")
-        ids = np.empty(len(words) - 1, dtype=np.int64)  # the subtree's inner node -> a row
-        ids[sub.root] = node
-        ids[np.arange(len(words) - 1) != sub.root] = old[old != node]
-        for a, pair in enumerate(sub.children.tolist()):
-            children[ids[a]] = [int(words[c]) if c < len(words) else v + int(ids[c - len(words)])
-                                for c in pair]
-    return Tree(children, f"huffman-top-{depth}")
-
-
 def output_vectors(model) -> np.ndarray:
     """o_w = Σ over w's path of (+u_n for code 0, −u_n for code 1)."""
     t = model.tree
@@ -111,8 +89,8 @@ def output_vectors(model) -> np.ndarray:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--corpus", default=str(DATA / "enwiki-17m.txt.gz"))
-    p.add_argument("--depths", default="6,10")
-    p.add_argument("--seeds", default="1,2")
+    p.add_argument("--depths", default="8,10,12")
+    p.add_argument("--seeds", default="1,2,3")
     p.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "hsw2v-trees"))
     p.add_argument("--json", default="skipgram_trees.json")
     a = p.parse_args()
@@ -131,9 +109,9 @@ def main() -> None:
         return model
 
     seeds = [int(s) for s in a.seeds.split(",")]
-    base = run(f"huffman (seed {seeds[0]})", None, seeds[0])
+    base = run(f"huffman, seed {seeds[0]}", None, seeds[0])
     for seed in seeds[1:]:
-        run(f"huffman (seed {seed})", None, seed)
+        run(f"huffman, seed {seed}", None, seed)
     start = time.perf_counter()
     X = context_means(base, train_path)
     means = time.perf_counter() - start
@@ -142,22 +120,26 @@ def main() -> None:
     start = time.perf_counter()
     run("semhuff", semhuff(base.tree.depths, leaf_order(sem_tree)),
         build=means + time.perf_counter() - start)
-    for depth in map(int, a.depths.split(",")):
-        start = time.perf_counter()
-        run(f"huffman-top-{depth}", huffman_top(base.tree, X, depth),
-            build=means + time.perf_counter() - start)
     start = time.perf_counter()
     run("output", semantic_tree(output_vectors(base), "balanced"), build=time.perf_counter() - start)
     start = time.perf_counter()
     run("rebuild", semantic_tree(context_means(semantic, train_path), "balanced"),
         build=time.perf_counter() - start)
+    for depth in map(int, a.depths.split(",")):
+        start = time.perf_counter()
+        tree = semantic_below(X, base.vocab.counts, depth)
+        build = means + time.perf_counter() - start
+        for seed in seeds:
+            run(f"below-{depth}, seed {seed}", tree, seed, build)
     print("Skip-gram, 1 epoch, trained on all but the last 1,000,000 words of "
-          f"{Path(a.corpus).name}, scored on those.\n")
+          f"{Path(a.corpus).name}, scored on those. Trees are built from the seed-{seeds[0]} "
+          "Huffman model; a row's change is against the Huffman run of the same seed.\n")
     print("| tree | held-out perplexity | vs Huffman | analogy | WS353 | weighted path | build |")
     print("|---|---|---|---|---|---|---|")
-    ref = results[f"huffman (seed {seeds[0]})"]["perplexity"]
     for name, r in results.items():
-        print(f"| {name} | {r['perplexity']:.1f} | {100 * (r['perplexity'] / ref - 1):+.1f}% | "
+        seed = name.split("seed ")[-1] if "seed " in name else str(seeds[0])
+        ref = results[f"huffman, seed {seed}"]["perplexity"]
+        print(f"| {name} | {r['perplexity']:.1f} | {100 * (r['perplexity'] / ref - 1):+.2f}% | "
               f"{100 * r['analogy']:.1f}% | {r['ws353']:.3f} | {r['weighted_path']:.2f} | "
               f"{r['build_seconds']:.0f} s |")
     Path(a.json).write_text(json.dumps(results, indent=2))

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 import hsw2v
 from hsw2v.cli import cli
 from hsw2v.errors import HSW2VError
-from hsw2v.semantic import context_means, semantic_tree
+from hsw2v.semantic import context_means, semantic_below, semantic_tree
 from hsw2v.tree import (
     balanced,
     build_tree,
@@ -219,4 +219,45 @@ def test_class_tree_is_huffman_over_frequency_classes(n, n_classes):
         assert inside == huffman_cost(counts[g])
         tops.append((int(counts[g].sum()), shared - 1))
     assert sum(total * depth for total, depth in tops) == huffman_cost([t for t, _ in tops])
+
+
+@pytest.mark.parametrize("levels", [1, 3, 6, 40])
+def test_semantic_below_keeps_huffman_above(levels):
+    """Down to depth ``levels`` every path is Huffman's; the words under each
+    Huffman node at that depth stay under it, arranged as the semantic tree of
+    their own rows (the same codes as a semantic tree over them alone)."""
+    rng = np.random.default_rng(levels)
+    counts = zipf_counts(rng, 500)
+    X = rng.normal(size=(500, 6)).astype(np.float32)
+    top, tree = huffman(counts), semantic_below(X, counts, levels)
+    assert tree.kind == f"semantic-balanced-below-{levels}"
+    assert_full_binary_prefix_free(tree, 500)
+    groups: dict[int, list[int]] = {}
+    for w in range(500):
+        (hn, hc), (tn, tc) = top.path(w), tree.path(w)
+        k = min(levels, len(hn))
+        assert tn[:k].tolist() == hn[:k].tolist() and tc[:k].tolist() == hc[:k].tolist()
+        if len(hn) <= levels:
+            assert tc.tolist() == hc.tolist()
+        else:
+            groups.setdefault(int(hn[levels]), []).append(w)
+    for words in groups.values():
+        alone = semantic_tree(X[words], "balanced")
+        for i, w in enumerate(words):
+            assert tree.path(w)[1][levels:].tolist() == alone.path(i)[1].tolist()
+
+
+def test_train_semantic_below_huffman_levels(tmp_path):
+    """--huffman-levels trains, is saved with the model, and keeps Huffman's top."""
+    corpus = str(REPO / "data" / "enwiki-1m.txt.gz")
+    m = hsw2v.train(corpus, max_vocab=800, dim=10, epochs=1, progress=False, tree="semantic",
+                    huffman_levels=4)
+    assert m.tree.kind == "semantic-balanced-below-4"
+    top = huffman(m.vocab.counts)
+    assert all(m.tree.path(w)[1][:4].tolist() == top.path(w)[1][:4].tolist() for w in range(800))
+    m.save(str(tmp_path / "m.npz"))
+    again = hsw2v.load_model(str(tmp_path / "m.npz"))
+    assert again.settings.huffman_levels == 4 and again.tree.kind == m.tree.kind
+    with pytest.raises(HSW2VError, match="--huffman-levels must lie in"):
+        hsw2v.train(corpus, tree="semantic", huffman_levels=-1, progress=False)
 
