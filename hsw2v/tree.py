@@ -89,23 +89,9 @@ def huffman(counts: np.ndarray) -> Tree:
         raise HSW2VError("need at least 2 distinct words to build a tree")
     if np.any(counts[:-1] < counts[1:]):
         raise HSW2VError("huffman: counts must be sorted in descending order")
-    leaf_count = counts.tolist()
-    inner_count = [0] * (n - 1)
-    children = np.empty((n - 1, 2), dtype=np.int32)
-    leaf = n - 1  # next (smallest) unused leaf
-    inner = 0  # next unused inner node
-    for a in range(n - 1):
-        pair = []
-        for _ in range(2):
-            if leaf >= 0 and (inner >= a or leaf_count[leaf] < inner_count[inner]):
-                pair.append((leaf, leaf_count[leaf]))
-                leaf -= 1
-            else:
-                pair.append((n + inner, inner_count[inner]))
-                inner += 1
-        children[a] = (pair[0][0], pair[1][0])
-        inner_count[a] = pair[0][1] + pair[1][1]
-    return Tree(children, "huffman")
+    children: list[tuple[int, int]] = []
+    _merge_smallest(list(range(n)), counts.tolist(), children, n)
+    return Tree(np.array(children, dtype=np.int32), "huffman")
 
 
 def from_splits(order: np.ndarray, split, kind: str) -> Tree:
@@ -170,25 +156,28 @@ def fano(counts: np.ndarray) -> Tree:
 
 def _merge_smallest(ids: list[int], weights: list[int], children: list[tuple[int, int]],
                     n: int) -> int:
-    """Huffman's merges over items given in descending weight (two queues, an inner
-    node winning a tie, as in :func:`huffman`): each new inner node, numbered
-    ``n + len(children)``, is appended to ``children``; the root's id."""
-    made_ids: list[int] = []
-    made_weights: list[int] = []
+    """Huffman's merges over items given in descending weight, in O(items) with two
+    queues (the items, smallest first, and the inner nodes made so far; an inner
+    node wins a tie): each new inner node, numbered ``n + len(children)``, is
+    appended to ``children`` with the smaller of its two children first (code 0);
+    the root's id."""
+    made: list[int] = []  # the weights of the inner nodes made here, in order
+    first = n + len(children)  # the id of the first of them
     leaf, inner = len(ids) - 1, 0
-    for _ in range(len(ids) - 1):
-        pair = []
+    for a in range(len(ids) - 1):
+        pair, weight = [], 0
         for _ in range(2):
-            if leaf >= 0 and (inner >= len(made_ids) or weights[leaf] < made_weights[inner]):
-                pair.append((ids[leaf], weights[leaf]))
+            if leaf >= 0 and (inner >= a or weights[leaf] < made[inner]):
+                pair.append(ids[leaf])
+                weight += weights[leaf]
                 leaf -= 1
             else:
-                pair.append((made_ids[inner], made_weights[inner]))
+                pair.append(first + inner)
+                weight += made[inner]
                 inner += 1
-        children.append((pair[0][0], pair[1][0]))
-        made_ids.append(n + len(children) - 1)
-        made_weights.append(pair[0][1] + pair[1][1])
-    return made_ids[-1] if made_ids else ids[0]
+        children.append((pair[0], pair[1]))
+        made.append(weight)
+    return first + len(made) - 1 if made else ids[0]
 
 
 def frequency_classes(counts: np.ndarray, n_classes: int) -> np.ndarray:
