@@ -306,3 +306,54 @@ def test_dask_errors_are_one_line(tmp_path):
     assert "pip install 'hsw2v[dask]'" in line
     assert not (tmp_path / "v.txt").exists()
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_round_changes_against_dense_numpy():
+    """A round's sparse changes: combined by ``combine`` (more than 4 workers) they
+    sum as dense matrices do; moving the weights by them follows the rule written
+    out in numpy; and the worker's resident copy, moved on round by round, has the
+    very bits of a copy built from the anchor in one go (a rerun task's)."""
+    from hsw2v import rounds
+    from hsw2v.tree import huffman
+
+    rng = np.random.default_rng(0)
+    v, dim = 40, 5
+    counts = np.sort(rng.integers(1, 1000, v))[::-1]
+    tree = huffman(counts)
+    visits = (rng.uniform(0, 50, v), rng.uniform(0, 500, v - 1))
+    job = rounds.Job("t", None, tree, None, 0, visits)
+
+    def change(words):
+        r0, r1 = (np.sort(rng.choice(n, n // 2, replace=False)).astype(np.int32) for n in (v, v - 1))
+        return rounds.Change(r0, rng.normal(size=(len(r0), dim)).astype(np.float32), r1,
+                             rng.normal(size=(len(r1), dim)).astype(np.float32), words, 1.0, 10)
+
+    def dense(ch, n, which):
+        out = np.zeros((n, dim), np.float32)
+        rows, moves = (ch.rows0, ch.syn0) if which == 0 else (ch.rows1, ch.syn1)
+        out[rows] = moves
+        return out
+
+    a, b = change(300), change(500)
+    both = rounds.combine(a, b)
+    assert both.words == 800 and both.replicas == 2
+    for which, n in ((0, v), (1, v - 1)):
+        np.testing.assert_array_equal(dense(both, n, which), dense(a, n, which) + dense(b, n, which))
+    anchor = rounds.Anchor(0, rng.normal(size=(v, dim)).astype(np.float32),
+                           rng.normal(size=(v - 1, dim)).astype(np.float32))
+    kept = (anchor.syn0.copy(), anchor.syn1.copy())
+    rounds._RESIDENT.clear()
+    moved = rounds.weights_at(job, anchor, [[a, b]])
+    for which, (w, n) in enumerate(((anchor.syn0, v), (anchor.syn1, v - 1))):
+        share = 0.5 + 0.5 / (1 + visits[which] * 800 / rounds.MEAN_VISITS)
+        want = w + (dense(a, n, which) + dense(b, n, which)) * share[:, None]
+        np.testing.assert_allclose(moved[1 + which], want, rtol=1e-5, atol=1e-6)
+    history = [[a, b], [change(200), change(100)], [change(50), change(70)]]
+    rounds._RESIDENT.clear()
+    for k in range(1, 4):  # round by round, in place
+        stepwise = rounds.weights_at(job, anchor, history[:k])
+    stepwise = (stepwise.syn0.copy(), stepwise.syn1.copy())
+    rounds._RESIDENT.clear()
+    at_once = rounds.weights_at(job, anchor, history)
+    assert np.array_equal(stepwise[0], at_once.syn0) and np.array_equal(stepwise[1], at_once.syn1)
+    assert np.array_equal(anchor.syn0, kept[0]) and np.array_equal(anchor.syn1, kept[1])
