@@ -169,6 +169,8 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
         if s.tree == "semantic":
             raise HSW2VError(f"--engine dask builds the trees of word counts ({', '.join(named_trees)});"
                              " semantic trees are learned locally")
+        if s.huffman_levels:
+            raise HSW2VError("--huffman-levels goes with --tree semantic")
         pending: list = []
         try:
             return _train(c, list(corpus), s, round_words or ROUND_WORDS[s.arch], count_memory,

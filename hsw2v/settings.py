@@ -76,7 +76,8 @@ class TrainSettings:
     split: str = _opt("balanced", "semantic: halve each node's words, or send each word to its "
                       "likelier mixture component.", choices=SPLITS)
     huffman_levels: int = _opt(0, "semantic: keep Huffman's tree down to this depth and group "
-                               "words by meaning only below it (10 helps skip-gram).")
+                               "words by meaning only below it (10 lowers skip-gram's held-out "
+                               "perplexity a little).")
     spool: bool = _opt(True, "Keep the counted tokens in an unnamed temporary file (about 2 "
                        "bytes a token, in $TMPDIR), so that epochs do not read and split the text "
                        "again.",

@@ -232,11 +232,12 @@ def _make_tree(path: Source, vocab: Vocab, s: TrainSettings, tree_from: Model | 
                progress: bool) -> Tree:
     """The tree ``s.tree`` asks for; a semantic one clusters mean context vectors."""
     if s.tree != "semantic":
-        if tree_from is not None:
-            raise HSW2VError("--tree-from goes with --tree semantic")
+        if tree_from is not None or s.huffman_levels:
+            raise HSW2VError(f"--{'tree-from' if tree_from else 'huffman-levels'} goes with "
+                             "--tree semantic")
         return build_tree(s.tree, vocab.counts, s.seed)
     if tree_from is None:  # one-shot: a first pass with a Huffman tree
-        first = {**asdict(s), "tree": "huffman"}
+        first = {**asdict(s), "tree": "huffman", "huffman_levels": 0}
         tree_from = train(path, vocab=vocab, progress=progress, **first)
     elif tree_from.dim < 1 or len(tree_from.vocab) < 2:
         raise HSW2VError("--tree-from: the model has no usable vectors")

@@ -260,4 +260,6 @@ def test_train_semantic_below_huffman_levels(tmp_path):
     assert again.settings.huffman_levels == 4 and again.tree.kind == m.tree.kind
     with pytest.raises(HSW2VError, match="--huffman-levels must lie in"):
         hsw2v.train(corpus, tree="semantic", huffman_levels=-1, progress=False)
+    with pytest.raises(HSW2VError, match="--huffman-levels goes with --tree semantic"):
+        hsw2v.train(corpus, huffman_levels=4, progress=False)
 
