@@ -53,6 +53,7 @@ from .rounds import (
     change_totals,
     combine,
     first_weights,
+    release,
     row_visits,
     train_slice,
     warm_up,
@@ -300,6 +301,7 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
             account(*rounds.pop(0))
         reanchor()
         final = anchor.result()
+        c.run(release, plan.token)  # the workers' copies of this run's weights
     finally:
         bar.close()
     model = Model(vocab, tree, np.array(final.syn0), np.array(final.syn1), s)

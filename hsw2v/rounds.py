@@ -189,6 +189,14 @@ def warm_up(job: Job) -> None:
     _REPLICAS.clear()
 
 
+def release(token: str) -> None:
+    """Drop what this worker keeps for run ``token``: its copy of the weights, the
+    replica's arrays and the word table (once the run has ended)."""
+    with _LOCK:
+        for kept in (_RESIDENT, _REPLICAS, _TABLES):
+            kept.pop(token, None)
+
+
 def _sum_rows(ra: np.ndarray, a: np.ndarray, rb: np.ndarray, b: np.ndarray):
     rows = np.union1d(ra, rb).astype(np.int32)
     out = np.zeros((len(rows), a.shape[1]), dtype=np.float32)

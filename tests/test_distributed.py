@@ -86,6 +86,10 @@ def test_two_workers_train_as_well_as_one_machine(tmp_path, cluster):
     assert abs(spread.epoch_loss[-1] - local.epoch_loss[-1]) < 0.15
     assert spread.epoch_loss[-1] < spread.epoch_loss[0]
     assert cluster.status == "running"  # a client passed in is not closed
+    from hsw2v import rounds
+
+    held = cluster.run(lambda: len(rounds._RESIDENT) + len(rounds._REPLICAS) + len(rounds._TABLES))
+    assert set(held.values()) == {0}  # the workers let go of the run's weights
 
 
 def test_workers_read_url_shards(tmp_path, cluster, http_server):
