@@ -76,6 +76,16 @@ class Tree:
         }
 
 
+def _descending(counts: np.ndarray, kind: str) -> np.ndarray:
+    """``counts`` as int64, checked: at least 2, in descending order."""
+    counts = np.asarray(counts, dtype=np.int64)
+    if len(counts) < 2:
+        raise HSW2VError("need at least 2 distinct words to build a tree")
+    if np.any(counts[:-1] < counts[1:]):
+        raise HSW2VError(f"{kind}: counts must be sorted in descending order")
+    return counts
+
+
 def huffman(counts: np.ndarray) -> Tree:
     """Huffman tree from counts sorted in descending order, in O(V) (two queues).
 
@@ -83,12 +93,8 @@ def huffman(counts: np.ndarray) -> Tree:
     nodes made so far (the inner node wins a tie); the smaller gets code 0, and the
     root is the last inner node. There is no depth limit.
     """
-    counts = np.asarray(counts, dtype=np.int64)
+    counts = _descending(counts, "huffman")
     n = len(counts)
-    if n < 2:
-        raise HSW2VError("need at least 2 distinct words to build a tree")
-    if np.any(counts[:-1] < counts[1:]):
-        raise HSW2VError("huffman: counts must be sorted in descending order")
     children: list[tuple[int, int]] = []
     _merge_smallest(list(range(n)), counts.tolist(), children, n)
     return Tree(np.array(children, dtype=np.int32), "huffman")
@@ -196,12 +202,8 @@ def classes(counts: np.ndarray, n_classes: int | None = None) -> Tree:
     is cut into about √V classes of equal token shares (:func:`frequency_classes`);
     the top levels are a Huffman tree over the classes' totals, and inside each
     class a Huffman tree over its words' counts."""
-    counts = np.asarray(counts, dtype=np.int64)
+    counts = _descending(counts, "classes")
     n = len(counts)
-    if n < 2:
-        raise HSW2VError("need at least 2 distinct words to build a tree")
-    if np.any(counts[:-1] < counts[1:]):
-        raise HSW2VError("classes: counts must be sorted in descending order")
     starts = frequency_classes(counts, n_classes or max(2, round(n ** 0.5)))
     ends = np.append(starts[1:], n)
     children: list[tuple[int, int]] = []
