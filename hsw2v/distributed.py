@@ -231,12 +231,13 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
     previous: list = []  # the anchor before and the changes since, kept until every worker
     # has run a round from the new anchor (and holds it): until then, a lost anchor is
     # rebuilt from them
-    submitted = [0, 0]  # rounds submitted; the first round from the newest anchor
+    submitted = 0  # rounds submitted
+    first_from_anchor = 0  # the number of the first round trained from the newest anchor
     held = 0  # rows of the changes since the anchor (as far as counted)
 
     def account(epoch: int, totals: list, number: int) -> None:
         nonlocal done, held
-        if number >= submitted[1]:
+        if number >= first_from_anchor:
             previous.clear()
         for n, loss, ex, rows in (t.result() for t in totals):
             loss_sum[epoch] += loss
@@ -249,9 +250,9 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
                         workers=len(c.scheduler_info()["workers"]), refresh=False)
 
     def reanchor() -> None:  # the weights after the rounds so far, as one value
-        nonlocal anchor, history, held
+        nonlocal anchor, history, held, first_from_anchor
         previous[:] = [anchor, *(ch for changes in history for ch in changes)]
-        submitted[1] = submitted[0]
+        first_from_anchor = submitted
         anchor = c.submit(anchor_at, job, anchor, history, key=task_key("anchor"))
         history, held = [], 0
 
@@ -286,8 +287,8 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
                     changes = [tree_reduce(c, combine, changes, "combine")]
                 history.append(changes)
                 rounds.append((epoch, [c.submit(change_totals, ch, key=task_key("change-totals"))
-                                       for ch in changes], submitted[0]))
-                submitted[0] += 1
+                                       for ch in changes], submitted))
+                submitted += 1
                 pending[:] = [anchor, *previous, *(ch for round_ in history for ch in round_)]
                 if len(rounds) > 1:  # the client stays one round behind the workers
                     account(*rounds.pop(0))
