@@ -32,27 +32,76 @@ sys.path.insert(0, str(REPO))  # measure this checkout, whatever copy of hsw2v i
 DATA = REPO.parent / "shared" / "data"
 
 
-def child(system: str, corpus: str, out: str, arch: str, epochs: int, threads: int, seed: int) -> None:
+def child(system: str, corpus: str, out: str, arch: str, epochs: int, threads: int, seed: int,
+          binary: str | None) -> None:
     """Train one system in this process and print its timings as JSON."""
     start = time.perf_counter()
+    info = {}
+    sg = arch == "skipgram"
+    alpha = 0.025 if sg else 0.05  # word2vec.c's defaults, given to every peer
     if system == "hsw2v":
         import hsw2v
 
         model = hsw2v.train(corpus, arch=arch, epochs=epochs, threads=threads, dim=100, window=5,
                             min_count=5, sample=1e-3, seed=seed, progress=False)
         model.save_vectors(out)
-        words = model.vocab.total
-    else:
+        info = {"train_s": model.seconds["train"], "fma_per_word": fma_per_word(model),
+                "vocab_words": model.vocab.total}
+    elif system == "gensim":
         from gensim.models import Word2Vec
 
-        sg = arch == "skipgram"
         model = Word2Vec(corpus_file=corpus, sg=int(sg), hs=1, negative=0, vector_size=100,
                          window=5, min_count=5, sample=1e-3, epochs=epochs, workers=threads,
-                         alpha=0.025 if sg else 0.05, seed=seed)
+                         alpha=alpha, seed=seed)
         model.wv.save_word2vec_format(out)
-        words = model.corpus_total_words
+    elif system == "word2vec.c":
+        subprocess.run([binary, "-train", corpus, "-output", out, "-cbow", str(int(not sg)),
+                        "-size", "100", "-window", "5", "-sample", "1e-3", "-hs", "1",
+                        "-negative", "0", "-threads", str(threads), "-iter", str(epochs),
+                        "-min-count", "5", "-alpha", str(alpha), "-binary", "0"],
+                       check=True, stdout=subprocess.DEVNULL)
+    elif system == "fasttext":
+        import fasttext
+
+        model = fasttext.train_unsupervised(corpus, model=arch, loss="hs", minn=0, maxn=0,
+                                            bucket=0, dim=100, ws=5, epoch=epochs, minCount=5,
+                                            t=1e-3, lr=alpha, thread=threads,
+                                            verbose=0)
+        write_binary_vectors(out, model.words, model.get_input_matrix())
+    else:
+        raise SystemExit(f"unknown system {system!r}")
     wall = time.perf_counter() - start
-    print(json.dumps({"inner_wall": wall, "words": words, "rss_mb": peak_rss_mb()}))
+    rss = max(peak_rss_mb(), resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
+    print(json.dumps({"inner_wall": wall, "rss_mb": rss, **info}))
+
+
+def write_binary_vectors(path: str, words: list[str], matrix) -> None:
+    """word2vec's binary format (fastText's Python API writes no vectors file)."""
+    rows = matrix[:len(words)].astype("<f4")
+    with open(path, "wb") as f:
+        f.write(f"{len(words)} {rows.shape[1]}\n".encode())
+        f.writelines(word.encode() + b" " + row.tobytes() + b"\n" for word, row in zip(words, rows))
+
+
+def fma_per_word(model) -> float:
+    """Multiply-adds per corpus word that word2vec's algorithm does on this model,
+    in expectation over subsampling and the shrunk window (3·dim a path node: the
+    score, the gradient for the context, the node's update; CBOW adds 2·dim a
+    context word for the mean and the update). Sentence edges are ignored."""
+    import numpy as np
+
+    from hsw2v.trainer import keep_probabilities
+
+    s = model.settings
+    counts = np.asarray(model.vocab.counts, dtype=np.float64)
+    kept = counts * keep_probabilities(model.vocab.counts, s.sample)
+    lengths = np.diff(model.tree.path_offsets).astype(np.float64)
+    contexts = s.window + 1  # 2 · E[window − b], b uniform in [0, window)
+    if s.arch == "skipgram":
+        per_centre = contexts * lengths * 3 * s.dim
+    else:
+        per_centre = lengths * 3 * s.dim + contexts * 2 * s.dim
+    return float((kept * per_centre).sum() / counts.sum())
 
 
 def peak_rss_mb() -> float:
@@ -111,6 +160,72 @@ def scaling(corpus: str, arch: str, epochs: int, workdir: Path) -> dict:
     return out
 
 
+PEERS = ("hsw2v", "gensim", "word2vec.c", "fasttext")
+WORD2VEC_SRC = REPO.parent / "shared" / "peers" / "word2vec"
+CFLAGS = ["-lm", "-pthread", "-O3", "-march=native", "-Wall", "-funroll-loops", "-Wno-unused-result"]
+
+FMA_PROBE = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+typedef float vec __attribute__((vector_size(LANES * 4)));
+int main(int argc, char **argv) {
+  long n = atol(argv[1]);
+  vec a, b, x[12];
+  for (int l = 0; l < LANES; l++) { a[l] = 0.999999f; b[l] = 1e-7f; }
+  for (int k = 0; k < 12; k++) for (int l = 0; l < LANES; l++) x[k][l] = k + l;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (long i = 0; i < n; i++) {
+#pragma GCC unroll 12
+    for (int k = 0; k < 12; k++) x[k] = x[k] * a + b;  /* 12 independent FMA chains */
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  float s = 0;
+  for (int k = 0; k < 12; k++) for (int l = 0; l < LANES; l++) s += x[k][l];
+  double dt = (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
+  printf("%g %g\n", n * 12.0 * LANES / dt, s);
+  return 0;
+}
+"""
+
+
+def build_word2vec(build_dir: Path) -> str:
+    """Compile ../shared/peers/word2vec/word2vec.c with its makefile's flags."""
+    binary = build_dir / "word2vec"
+    subprocess.run(["gcc", str(WORD2VEC_SRC / "word2vec.c"), "-o", str(binary), *CFLAGS], check=True)
+    return str(binary)
+
+
+def fma_peak(build_dir: Path, lanes: int = 8) -> float:
+    """One core's float32 multiply-adds per second with ``lanes``-wide vectors
+    (8: 256-bit, the width numba's LLVM uses for the kernels), measured: the best
+    of 5 runs of 12 independent FMA chains compiled with -march=native. A CPU that
+    splits 256-bit work into 128-bit halves (AMD Zen 1) measures half."""
+    src = build_dir / "fma.c"
+    src.write_text(FMA_PROBE)
+    binary = build_dir / f"fma{lanes}"
+    subprocess.run(["gcc", "-O2", "-march=native", "-ffp-contract=fast", f"-DLANES={lanes}",
+                    str(src), "-o", str(binary)], check=True)
+    runs = [subprocess.run([str(binary), "100000000"], capture_output=True, text=True, check=True)
+            for _ in range(5)]
+    return max(float(r.stdout.split()[0]) for r in runs)
+
+
+def plain_copy(corpus: str, workdir: Path) -> str:
+    """The corpus uncompressed, as it is (word2vec.c and fastText read plain text)."""
+    if not corpus.endswith(".gz"):
+        return corpus
+    target = workdir / Path(corpus).name.removesuffix(".gz")
+    if not target.exists():
+        tmp = target.with_suffix(".tmp")
+        with gzip.open(corpus, "rb") as f, open(tmp, "wb") as out:
+            while chunk := f.read(1 << 24):
+                out.write(chunk)
+        tmp.rename(target)
+    return str(target)
+
+
 def line_broken_copy(corpus: str, workdir: Path) -> str:
     """The corpus with a newline every 1,000 words (gensim's corpus_file needs lines)."""
     target = workdir / (Path(corpus).name.removesuffix(".gz") + ".lines")
@@ -138,10 +253,12 @@ def score(vectors_path: str) -> dict:
     }
 
 
-def run_once(system, corpus, arch, epochs, threads, seed, workdir) -> dict:
+def run_once(system, corpus, arch, epochs, threads, seed, workdir, binary=None) -> dict:
     out = str(workdir / f"{system}-{arch}.txt")
     cmd = [sys.executable, __file__, "--child", system, "--corpus", corpus, "--out", out,
            "--arch", arch, "--epochs", str(epochs), "--threads", str(threads), "--seed", str(seed)]
+    if binary:
+        cmd += ["--binary", binary]
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
@@ -152,6 +269,44 @@ def run_once(system, corpus, arch, epochs, threads, seed, workdir) -> dict:
     return info
 
 
+def report(arch, epochs, threads, runs, tokens, results, peak, peak_source) -> None:
+    """Print one job's table, each peer's speed ratio to hsw2v, the quality check
+    and hsw2v's fraction of the FMA peak."""
+    print(f"\n{arch}, {epochs} epoch(s), {threads} threads, median of {runs} runs")
+    print(f"words/s: {tokens:,} corpus tokens x epochs / whole-process wall time")
+    print("| system | analogy | WS353 | SimLex | words/s | wall | peak RSS | time vs hsw2v |")
+    print("|---|---|---|---|---|---|---|---|")
+    med = {}
+    for s, res in results.items():
+        m = {k: statistics.median(x[k] for x in res)
+             for k in ("analogy", "ws353", "simlex", "words_per_s", "wall", "rss_mb")}
+        med[s] = m
+        ratio = ""
+        if "hsw2v" in results and s != "hsw2v":
+            pairs = [x["wall"] / h["wall"] for h, x in zip(results["hsw2v"], res)]
+            ratio = (f"{statistics.median(pairs):.2f}x "
+                     f"({', '.join(f'{x:.2f}' for x in pairs)})")
+        print(f"| {s} | {100 * m['analogy']:.1f}% | {m['ws353']:.3f} | {m['simlex']:.3f} | "
+              f"{m['words_per_s'] / 1e3:.0f}k | {m['wall']:.1f} s | {m['rss_mb']:.0f} MB | "
+              f"{ratio} |")
+    best = [s for s in ("gensim", "word2vec.c") if s in med]
+    if "hsw2v" in med and best:
+        h = med["hsw2v"]
+        analogy = max(med[s]["analogy"] for s in best)
+        ws = max(med[s]["ws353"] for s in best)
+        print(f"quality vs the better of {' and '.join(best)}: analogy "
+              f"{100 * (h['analogy'] - analogy):+.2f} points, WS353 {h['ws353'] - ws:+.3f}")
+    if "hsw2v" in results:
+        h = results["hsw2v"]
+        rates = [x["fma_per_word"] * x["vocab_words"] * epochs / x["train_s"] / threads for x in h]
+        fma = statistics.median(x["fma_per_word"] for x in h)
+        rate = statistics.median(rates)
+        print(f"hsw2v kernels: {fma / 1e3:.1f}k FMAs per corpus word, {rate / 1e9:.1f} G FMA/s "
+              f"per thread while training = {100 * rate / peak:.0f}% of one core's peak "
+              f"({peak / 1e9:.1f} G FMA/s, {peak_source})")
+    sys.stdout.flush()
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--corpus", default=str(DATA / "enwiki-17m.txt.gz"))
@@ -160,6 +315,11 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=2, help="runs per system (alternating)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--systems", default="hsw2v,gensim")
+    p.add_argument("--peers", action="store_true",
+                   help="every peer: hsw2v, gensim, word2vec.c and fastText (sets --systems)")
+    p.add_argument("--peak-gfma", type=float,
+                   help="one core's float32 FMA peak in G/s from the CPU's documentation "
+                        "(default: measured at 256-bit width)")
     p.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "hsw2v-bench"))
     p.add_argument("--json", help="also write the raw results here")
     p.add_argument("--jit", action="store_true", help="only time JIT compilation, cold and cached")
@@ -168,9 +328,10 @@ def main() -> None:
     p.add_argument("--child", help=argparse.SUPPRESS)
     p.add_argument("--out", help=argparse.SUPPRESS)
     p.add_argument("--seed", type=int, default=1, help=argparse.SUPPRESS)
+    p.add_argument("--binary", help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.child:
-        child(a.child, a.corpus, a.out, a.arch, a.epochs, a.threads, a.seed)
+        child(a.child, a.corpus, a.out, a.arch, a.epochs, a.threads, a.seed, a.binary)
         return
     workdir = Path(a.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
@@ -195,41 +356,34 @@ def main() -> None:
                   f"{', '.join(f'{x:.2f}' for x in pairs)}: median {statistics.median(pairs):.2f}x",
                   flush=True)
         return
-    systems = a.systems.split(",")
-    gensim_corpus = line_broken_copy(a.corpus, workdir) if "gensim" in systems else None
+    systems = list(PEERS) if a.peers else a.systems.split(",")
+    corpora = {s: a.corpus for s in systems}
+    if "gensim" in systems:
+        corpora["gensim"] = line_broken_copy(a.corpus, workdir)
+    for s in ("word2vec.c", "fasttext"):
+        if s in systems:
+            corpora[s] = plain_copy(a.corpus, workdir)
     jobs = [(a.arch, a.epochs)] if a.arch else [("skipgram", 1), ("cbow", 3)]
     from hsw2v.reader import iter_blocks  # plain Python: this process never maps LLVM
 
     tokens = sum(len(block.split()) for block in iter_blocks(a.corpus))  # in or out of vocab
     raw = []
-    for arch, epochs in jobs:
-        epochs = epochs or a.epochs or (1 if arch == "skipgram" else 3)
-        results = {s: [] for s in systems}
-        for r in range(a.runs):
-            for s in systems:
-                corpus = gensim_corpus if s == "gensim" else a.corpus
-                res = run_once(s, corpus, arch, epochs, a.threads, r + 1, workdir)
-                res["words_per_s"] = tokens * epochs / res["wall"]
-                results[s].append(res)
-                print(f"# {arch} run {r + 1} {s}: " + json.dumps(res), file=sys.stderr, flush=True)
-        raw.append({"arch": arch, "epochs": epochs, "results": results})
-        print(f"\n{arch}, {epochs} epoch(s), {a.threads} threads, median of {a.runs} runs")
-        print(f"words/s: {tokens:,} corpus tokens x epochs / whole-process wall time")
-        print("| system | analogy | WS353 | SimLex | words/s | wall | peak RSS |")
-        print("|---|---|---|---|---|---|---|")
-        med = {}
-        for s in systems:
-            m = {k: statistics.median(x[k] for x in results[s])
-                 for k in ("analogy", "ws353", "simlex", "words_per_s", "wall", "rss_mb")}
-            med[s] = m
-            print(f"| {s} | {100 * m['analogy']:.1f}% | {m['ws353']:.3f} | {m['simlex']:.3f} | "
-                  f"{m['words_per_s'] / 1e3:.0f}k | {m['wall']:.0f} s | {m['rss_mb']:.0f} MB |")
-        if "hsw2v" in med and "gensim" in med:
-            speed = [g["wall"] / h["wall"] for h, g in zip(results["hsw2v"], results["gensim"])]
-            print(f"ratio hsw2v/gensim: speed (words/s) {statistics.median(speed):.2f}x "
-                  f"(per run pair: {', '.join(f'{x:.2f}' for x in speed)}), "
-                  f"peak RSS {med['hsw2v']['rss_mb'] / med['gensim']['rss_mb']:.2f}x")
-        sys.stdout.flush()
+    with tempfile.TemporaryDirectory() as build:
+        binary = build_word2vec(Path(build)) if "word2vec.c" in systems else None
+        peak = a.peak_gfma * 1e9 if a.peak_gfma else fma_peak(Path(build))
+        for arch, epochs in jobs:
+            epochs = epochs or a.epochs or (1 if arch == "skipgram" else 3)
+            results = {s: [] for s in systems}
+            for r in range(a.runs):
+                for s in systems:
+                    res = run_once(s, corpora[s], arch, epochs, a.threads, r + 1, workdir, binary)
+                    res["words_per_s"] = tokens * epochs / res["wall"]
+                    results[s].append(res)
+                    print(f"# {arch} run {r + 1} {s}: " + json.dumps(res), file=sys.stderr,
+                          flush=True)
+            raw.append({"arch": arch, "epochs": epochs, "results": results, "peak_fma": peak})
+            report(arch, epochs, a.threads, a.runs, tokens, results, peak,
+                   "measured" if not a.peak_gfma else "given")
     if a.json:
         Path(a.json).write_text(json.dumps(raw, indent=2))
 
