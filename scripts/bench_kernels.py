@@ -1,0 +1,75 @@
+#!/usr/bin/env python
+"""Training words/s of two or more checkouts of hsw2v, alternating, to measure a
+kernel change: each run is a separate process that trains on the corpus and reports
+the words/s of its training phase only (no counting, no writing).
+
+    git worktree add /tmp/before HEAD~1
+    python scripts/bench_kernels.py /tmp/before . --arch skipgram --threads 1 --runs 5
+
+Prints each checkout's median words/s and, for each checkout after the first, the
+median of its per-run-pair ratios to the first.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO.parent / "shared" / "data"
+
+CHILD = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import hsw2v
+m = hsw2v.train(sys.argv[2], arch=sys.argv[3], epochs=int(sys.argv[4]), threads=int(sys.argv[5]),
+                dim=int(sys.argv[6]), seed=int(sys.argv[7]), progress=False)
+print(json.dumps({"words_per_s": m.vocab.total * m.settings.epochs / m.seconds["train"],
+                  "loss": float(m.epoch_loss[-1]), "file": hsw2v.__file__}))
+"""
+
+
+def run(checkout: str, corpus: str, arch: str, epochs: int, threads: int, dim: int, seed: int) -> dict:
+    """One training run of ``checkout`` in a fresh process."""
+    cmd = [sys.executable, "-c", CHILD, str(Path(checkout).resolve()), corpus, arch, str(epochs),
+           str(threads), str(dim), str(seed)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        sys.exit(f"{checkout} failed:\n{proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("checkouts", nargs="+", help="directories holding an hsw2v package")
+    p.add_argument("--corpus", default=str(DATA / "enwiki-17m.txt.gz"))
+    p.add_argument("--arch", choices=["skipgram", "cbow"], default="skipgram")
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--dim", type=int, default=100)
+    p.add_argument("--runs", type=int, default=5)
+    a = p.parse_args()
+    results: dict[str, list[dict]] = {c: [] for c in a.checkouts}
+    for r in range(a.runs):
+        for c in a.checkouts:
+            res = run(c, a.corpus, a.arch, a.epochs, a.threads, a.dim, r + 1)
+            results[c].append(res)
+            print(f"# run {r + 1} {c}: {json.dumps(res)}", file=sys.stderr, flush=True)
+    first = a.checkouts[0]
+    print(f"{a.arch}, {a.epochs} epoch(s), {a.threads} thread(s), dim {a.dim}, {a.runs} runs each")
+    for c in a.checkouts:
+        speed = statistics.median(x["words_per_s"] for x in results[c])
+        loss = statistics.median(x["loss"] for x in results[c])
+        line = f"{c}: {speed / 1e3:.0f}k training words/s, last epoch's loss {loss:.4f}"
+        if c != first:
+            pairs = [x["words_per_s"] / y["words_per_s"] for x, y in zip(results[c], results[first])]
+            line += (f"; vs {first}: {statistics.median(pairs):.3f}x "
+                     f"(per pair {', '.join(f'{x:.3f}' for x in pairs)})")
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
