@@ -210,6 +210,7 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
               "vocabulary is used); without it a first Huffman pass is trained (one-shot).")
 @_setting("split")
 @_setting("huffman_levels")
+@_setting("node_bias")
 @click.option("--read-vocab", help="Use this 'word count' file instead of counting the corpus.")
 @_setting("spool")
 @click.option("--checkpoint", help="Save the full training state here (atomically) every "
@@ -399,8 +400,7 @@ def score(corpus: str, model_path: str | None, window: int | None, as_json: bool
 @click.argument("vectors_path", metavar="[VECTORS_OR_MODEL]", required=False)
 @click.option("--analogies", help="Analogy questions (questions-words.txt format).")
 @click.option("--pairs", multiple=True, help="Word-pair file 'w1 w2 score' (repeatable).")
-@click.option("--restrict", default=30000, show_default=True,
-              help="Analogies: search only the N most frequent words.")
+@click.option("--restrict", default=30000, show_default=True, help="Analogies: search only the N most frequent words.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def evaluate(vectors_path: str | None, analogies: str | None, pairs: tuple[str, ...], restrict: int,
              as_json: bool) -> None:

@@ -13,7 +13,8 @@ Model file (``.npz``, written with :func:`numpy.savez`, read with
 ``counts``         int64 (V)       corpus counts, descending
 ``children``       int32 (V-1, 2)  the tree (see :mod:`hsw2v.tree`)
 ``vectors``        float32 (V, D)  input (word) vectors
-``node_vectors``   float32 (V-1, D) inner-node vectors
+``node_vectors``   float32 (V-1, D) inner-node vectors; with ``node_bias`` in the
+                   or (V-1, D+1)   settings a last column holds each node's bias α
 =================  ==============  ================================================
 """
 from __future__ import annotations
@@ -247,6 +248,8 @@ def _declared_shapes(path: str) -> dict[str, tuple[int, ...]]:
     expected = {"meta": shapes["meta"][:1], "words": shapes["words"][:1], "word_offsets": (v + 1,),
                 "counts": (v,), "children": (v - 1, 2), "vectors": (v, d),
                 "node_vectors": (v - 1, d)}
+    if shapes["node_vectors"] == (v - 1, d + 1):  # with node biases
+        expected["node_vectors"] = (v - 1, d + 1)
     for k, shape in expected.items():
         if shapes[k] != shape:
             raise HSW2VError(f"{path}: corrupt model ({k} has shape {shapes[k]})")
@@ -323,6 +326,9 @@ def load_model(path: str) -> Model:
         settings = TrainSettings.from_record(record).resolved()
     except HSW2VError as e:
         raise HSW2VError(f"{path}: corrupt model ({e})") from None
+    if node_vectors.shape[1] != vectors.shape[1] + settings.node_bias:
+        raise HSW2VError(f"{path}: corrupt model (node_vectors has {node_vectors.shape[1]} columns "
+                         f"for vectors of {vectors.shape[1]}, node_bias {settings.node_bias})")
     losses = record.get("epoch_loss", [])
     seconds = {k[:-len("_seconds")]: v for k, v in record.items() if k.endswith("_seconds")}
     if not isinstance(losses, list) or not all(

@@ -81,7 +81,7 @@ class Change(NamedTuple):
 def first_weights(job: Job) -> Anchor:
     """The starting weights, as a local run with the same seed has them."""
     s = job.settings
-    return Anchor(0, *initial_weights(len(job.vocab), s.dim, s.seed))
+    return Anchor(0, *initial_weights(len(job.vocab), s.dim, s.seed, s.node_bias))
 
 
 _TABLES: dict[str, WordTable] = {}

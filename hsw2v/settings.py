@@ -78,6 +78,8 @@ class TrainSettings:
     huffman_levels: int = _opt(0, "semantic: keep Huffman's tree down to this depth and group "
                                "words by meaning only below it (10 lowers skip-gram's held-out "
                                "perplexity a little).")
+    node_bias: bool = _opt(False, "Give every inner node a trained bias: P(branch) = σ(α + h·u) "
+                           "(Mnih & Hinton's node model).", flag="--node-bias/--no-node-bias")
     spool: bool = _opt(True, "Keep the counted tokens in an unnamed temporary file (about 2 "
                        "bytes a token, in $TMPDIR), so that epochs do not read and split the text "
                        "again.",

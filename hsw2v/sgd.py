@@ -189,10 +189,16 @@ def skipgram_centre(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, p
     thread's ``hot_rows`` (see :func:`hsw2v.softmax.hs_step`). ``rows``, ``pairs``,
     ``path``: a :class:`State`'s scratch. Returns Σ_c −log P(target | c).
 
+    With a node bias (``syn1`` a column wider than ``dim``), each earlier context's
+    step also moved the bias by g, so the Gram entries gain 1 and the bias takes
+    the sum of the contexts' steps.
+
     The row selection is written out at each use on purpose: a helper returning
     either row made CBOW about 1.5× slower in a one-thread benchmark.
     """
     H, grad, gram, cross, X, G = rows[0], rows[1], pairs[0], pairs[1], path[0], path[1]
+    bias = syn1.shape[1] > dim
+    one = np.float32(1.0) if bias else np.float32(0.0)
     offsets, nodes, codes = paths.offsets, paths.nodes, paths.codes
     p0 = offsets[target]
     n = offsets[target + 1] - p0
@@ -205,13 +211,14 @@ def skipgram_centre(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, p
             s = np.float32(0.0)
             for d in range(dim):
                 s += H[c, d] * H[c2, d]
-            gram[c, c2] = s
+            gram[c, c2] = s + one
     for p in range(n):
         node = nodes[p0 + p]
         slot = hot_slot[node]
         u = hot_rows[slot] if slot >= 0 else syn1[node]
+        alpha_p = u[dim] if bias else np.float32(0.0)
         for c in range(n_ctx):
-            x = np.float32(0.0)
+            x = alpha_p
             for d in range(dim):
                 x += H[c, d] * u[d]
             X[c, p] = x
@@ -243,6 +250,8 @@ def skipgram_centre(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, p
             gc = G[c, p]
             for d in range(dim):
                 u[d] += gc * H[c, d]
+            if bias:
+                u[dim] += gc
     for c in range(n_ctx):
         for c2 in range(c):
             m = cross[c, c2]

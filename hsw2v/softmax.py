@@ -84,8 +84,11 @@ def hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, 
     The path's nodes are distinct, so all the scores are taken first (independent
     dot products) and the table lookups run as one loop over ``scratch`` (at least
     the path's length), exactly as node-by-node updates would. ``dim`` is the
-    vector size, a compile-time constant (see :func:`hsw2v.sgd.train_block`).
+    vector size, a compile-time constant (see :func:`hsw2v.sgd.train_block`). When
+    ``syn1`` has a column more than ``dim`` (``--node-bias``), it holds each node's
+    bias α, added to the score and trained with it (∂score/∂α = 1).
     """
+    bias = syn1.shape[1] > dim
     offsets, nodes, codes = paths.offsets, paths.nodes, paths.codes
     p0 = offsets[target]
     n = offsets[target + 1] - p0
@@ -96,7 +99,7 @@ def hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, 
         x = np.float32(0.0)
         for d in range(dim):
             x += h[d] * u[d]
-        scratch[p] = x
+        scratch[p] = x + u[dim] if bias else x
     loss = 0.0
     for p in range(n):
         sign = np.float32(1.0) - np.float32(2.0) * np.float32(codes[p0 + p])  # code 0: σ(x)
@@ -111,6 +114,8 @@ def hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, 
         for d in range(dim):
             grad_h[d] += g * u[d]
             u[d] += g * h[d]
+        if bias:
+            u[dim] += g
     return loss
 
 
@@ -124,12 +129,14 @@ def log_sigmoid(x):
 
 @njit(**JIT)
 def node_log_probs(H, u):
-    """(Σ_c log σ(h_c·u), Σ_c log σ(-h_c·u)): the two branches' log-probabilities."""
+    """(Σ_c log σ(α + h_c·u), Σ_c log σ(−α − h_c·u)): the two branches'
+    log-probabilities; α is u's entry after the vector if it has one (a node bias), else 0."""
     left = 0.0
     right = 0.0
+    dim = H.shape[1]
     for c in range(H.shape[0]):
-        x = np.float32(0.0)
-        for d in range(H.shape[1]):
+        x = u[dim] if u.shape[0] > dim else np.float32(0.0)
+        for d in range(dim):
             x += H[c, d] * u[d]
         ls = log_sigmoid(np.float64(x))
         left += ls

@@ -135,7 +135,7 @@ def train(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | str | None
         if init_model is not None:
             vectors, node_vectors = init_model.vectors.copy(), init_model.node_vectors.copy()
         else:
-            vectors, node_vectors = initial_weights(len(vocab), s.dim, s.seed)
+            vectors, node_vectors = initial_weights(len(vocab), s.dim, s.seed, s.node_bias)
         model = Model(vocab, tree, vectors, node_vectors, s)
         if spool is not None and not spool.usable:
             warnings.warn(f"the token spool in {tempfile.gettempdir()} could not be kept "
@@ -151,12 +151,14 @@ def train(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | str | None
     return model
 
 
-def initial_weights(n_words: int, dim: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Word vectors uniform in ±0.5/dim (as word2vec.c) and zero inner-node vectors."""
+def initial_weights(n_words: int, dim: int, seed: int,
+                    node_bias: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Word vectors uniform in ±0.5/dim (as word2vec.c) and zero inner-node vectors
+    (with ``node_bias``, one more column: each node's bias, also zero)."""
     vectors = np.random.default_rng(seed).random((n_words, dim), dtype=np.float32)
     vectors -= 0.5
     vectors /= dim
-    return vectors, np.zeros((n_words - 1, dim), dtype=np.float32)
+    return vectors, np.zeros((n_words - 1, dim + node_bias), dtype=np.float32)
 
 
 CONTINUED = ("window", "sample", "alpha", "min_alpha", "epochs", "threads", "seed", "spool")

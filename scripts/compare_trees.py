@@ -33,7 +33,9 @@ from hsw2v.heldout import score
 from hsw2v.semantic import context_means, semantic_tree
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-KINDS = ["huffman", "balanced", "random", "fano", "classes", "semantic-balanced", "semantic-adaptive"]
+KINDS = ["huffman", "balanced", "random", "fano", "classes", "semantic-balanced", "semantic-adaptive",
+         "huffman+bias", "classes+bias", "semantic-balanced+bias"]
+"""A kind ending in ``+bias`` is that tree trained with ``--node-bias``."""
 
 
 def split_corpus(corpus: str, held_out: int, workdir: Path) -> tuple[str, str]:
@@ -141,19 +143,21 @@ def main() -> None:
         huffman_model = None
         for kind in kinds:
             extra = {}
-            if kind.startswith("semantic"):
+            base, _, flag = kind.partition("+")
+            common["node_bias"] = flag == "bias"
+            if base.startswith("semantic"):
                 if huffman_model is None:
-                    huffman_model = hsw2v.train(train_path, **common)
+                    huffman_model = hsw2v.train(train_path, **{**common, "node_bias": False})
                 start = time.perf_counter()
                 X = context_means(huffman_model, train_path)
                 means_s = time.perf_counter() - start
-                tree = semantic_tree(X, kind.split("-")[1])
+                tree = semantic_tree(X, base.split("-")[1])
                 extra = {"context_means_seconds": means_s,
                          "cluster_seconds": time.perf_counter() - start - means_s,
                          "first_pass_seconds": huffman_model.seconds["train"]}
                 model = hsw2v.train(train_path, vocab=huffman_model.vocab, tree=tree, **common)
             else:
-                model = hsw2v.train(train_path, tree=kind, **common)
+                model = hsw2v.train(train_path, tree=base, **common)
                 if kind == "huffman":
                     huffman_model = model
             res = measure(model, heldout, model.seconds["train"])

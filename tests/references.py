@@ -16,7 +16,8 @@ def reference_context(m, context) -> np.ndarray:
 
 def reference_log_probs(m, context) -> np.ndarray:
     """Σ_c log P(w | h_c) for every word, walking the children table from the root:
-    child 0 of inner node a has probability σ(h·u_a), child 1 σ(−h·u_a)."""
+    child 0 of inner node a has probability σ(α_a + h·u_a), child 1 σ(−α_a − h·u_a),
+    where α_a is the column after the vector when the model has node biases, else 0."""
     rows = reference_context(m, context)
     children = np.asarray(m.tree.children)
     v = len(children) + 1
@@ -25,7 +26,8 @@ def reference_log_probs(m, context) -> np.ndarray:
     stack = [(root, 0.0)]
     while stack:
         a, logp = stack.pop()
-        x = rows @ m.node_vectors[a].astype(np.float64)
+        u = m.node_vectors[a].astype(np.float64)
+        x = rows @ u[:rows.shape[1]] + (u[rows.shape[1]] if len(u) > rows.shape[1] else 0.0)
         for child, sign in zip(children[a], (1.0, -1.0)):
             value = logp - np.logaddexp(0.0, -sign * x).sum()
             if child < v:

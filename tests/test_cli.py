@@ -270,6 +270,28 @@ def test_training_options_reach_the_model(tmp_path, planted):
     assert losses[0] == pytest.approx(losses[1], rel=1e-3) and losses[1] > m.epoch_loss[1] + 0.2
 
 
+def test_node_bias_from_the_command_line(tmp_path, planted):
+    """--node-bias trains a bias column that the model file keeps and predict uses;
+    training such a model further without biases is one line, in a real process."""
+    from hsw2v.model import load_model
+
+    from .conftest import one_line_error, run_hsw2v
+
+    corpus, _groups = planted
+    done = run_hsw2v(tmp_path, "train", corpus, "--save-model", "m.npz", "--min-count", "1",
+                     "--dim", "12", "--epochs", "2", "--node-bias", "--quiet")
+    assert done.returncode == 0, done.stderr
+    m = load_model(str(tmp_path / "m.npz"))
+    assert m.settings.node_bias and m.node_vectors.shape[1] == 13
+    assert np.abs(m.node_vectors[:, 12]).max() > 0.01
+    shown = run_hsw2v(tmp_path, "predict", "--model", "m.npz", m.words[0], "-n", "3")
+    assert shown.returncode == 0, shown.stderr
+    assert [ln.split()[0] for ln in shown.stdout.splitlines()] == [w for w, _ in m.predict([m.words[0]], 3)]
+    refused = run_hsw2v(tmp_path, "train", corpus, "--init-model", "m.npz", "--no-node-bias",
+                        "-o", "v.txt", "--quiet")
+    assert "node" in one_line_error(refused) and not (tmp_path / "v.txt").exists()
+
+
 def test_one_shot_semantic_tree_with_balanced_split(tmp_path, planted):
     from hsw2v.model import load_model
 

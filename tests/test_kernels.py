@@ -81,6 +81,52 @@ def test_hs_step_gradient_is_ascent_direction(setup):
     np.testing.assert_allclose(grad_h, numeric, rtol=1e-3, atol=1e-5)
 
 
+def biased_log_prob(h, word, tree, syn1):
+    """log P(word | h) with node biases (the column after each node vector), in float64."""
+    nodes, codes = tree.path(word)
+    u = syn1[nodes].astype(np.float64)
+    x = u[:, :-1] @ h.astype(np.float64) + u[:, -1]
+    return float(np.sum(-np.logaddexp(0.0, -(1.0 - 2.0 * codes) * x)))
+
+
+def test_hs_step_with_node_bias_matches_numpy_and_finite_differences(setup):
+    """With a bias column, the score is α + h·u; one step moves α by the same g as
+    u (∂score/∂α = 1), checked against numpy and against central differences of
+    log P in α, u and h."""
+    tree, syn1, h = setup
+    rng = np.random.default_rng(4)
+    biased = np.hstack([syn1, rng.normal(0, 1.0, (len(syn1), 1))]).astype(np.float32)
+    alpha, eps = np.float32(0.1), 1e-4
+    for word in range(len(tree)):
+        u, grad_h = biased.copy(), np.zeros_like(h)
+        loss = hs_step(h, word, alpha, u, tree, grad_h)
+        assert loss == pytest.approx(-biased_log_prob(h, word, tree, biased), rel=1e-5)
+        nodes, codes = tree.path(word)
+        x = biased[nodes, :-1].astype(np.float64) @ h + biased[nodes, -1]
+        g = alpha * (1 - codes - 1 / (1 + np.exp(-x)))
+        expect = biased.astype(np.float64).copy()
+        expect[nodes, :-1] += g[:, None] * h[None, :]
+        expect[nodes, -1] += g
+        np.testing.assert_allclose(u, expect, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(grad_h, (g[:, None] * biased[nodes, :-1]).sum(axis=0),
+                                   rtol=1e-5, atol=1e-6)
+        for n in nodes:  # the step is alpha × the gradient of log P
+            for d in (0, 3, len(h)):  # two vector entries and the bias
+                plus, minus = biased.astype(np.float64), biased.astype(np.float64)
+                plus[n, d] += eps
+                minus[n, d] -= eps
+                numeric = (biased_log_prob(h, word, tree, plus)
+                           - biased_log_prob(h, word, tree, minus)) / (2 * eps)
+                assert (u[n, d] - biased[n, d]) / alpha == pytest.approx(numeric, abs=2e-4)
+        for d in range(len(h)):
+            hp, hm = h.astype(np.float64).copy(), h.astype(np.float64).copy()
+            hp[d] += eps
+            hm[d] -= eps
+            numeric = (biased_log_prob(hp, word, tree, biased)
+                       - biased_log_prob(hm, word, tree, biased)) / (2 * eps)
+            assert grad_h[d] / alpha == pytest.approx(numeric, abs=2e-4)
+
+
 def test_probabilities_sum_to_one(setup):
     tree, syn1, h = setup
     total = sum(np.exp(log_prob(h, w, tree, syn1)) for w in range(len(tree)))
@@ -160,16 +206,17 @@ def test_subsampling_follows_word2vec():
     assert np.all(np.diff(pos[:m]) > 0)
 
 
-@pytest.mark.parametrize("repeats", [False, True])
-def test_skipgram_matches_word2vec_order(repeats):
+@pytest.mark.parametrize(("repeats", "bias"), [(False, False), (True, False), (False, True),
+                                              (True, True)])
+def test_skipgram_matches_word2vec_order(repeats, bias):
     """The batched centre step equals word2vec.c's one-context-at-a-time updates,
     also when a context word comes twice in a window (its second turn must see the
-    update of its first)."""
+    update of its first), and with node biases (each turn moves them too)."""
     rng = np.random.default_rng(3)
     V, D, window = 23, 16, 3
     tree = huffman(np.sort(rng.integers(5, 500, size=V))[::-1].astype(np.int64))
     syn0 = rng.normal(0, 0.3, (V, D)).astype(np.float32)
-    syn1 = rng.normal(0, 0.3, (V - 1, D)).astype(np.float32)
+    syn1 = rng.normal(0, 0.3, (V - 1, D + bias)).astype(np.float32)
     if repeats:  # four words: nearly every window holds one twice
         ids = rng.integers(0, 4, size=200).astype(np.int32)
     else:  # no word twice within a window

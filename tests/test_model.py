@@ -301,6 +301,37 @@ def test_a_trained_model_round_trips(small_corpus, tmp_path):
     assert loaded.predict(context, 5) == m.predict(context, 5)
 
 
+@pytest.mark.parametrize("arch", ["cbow", "skipgram"])
+def test_node_biases_round_trip_and_must_match_the_settings(small_corpus, tmp_path, arch):
+    """A --node-bias model keeps each node's bias as the column after its vector,
+    round-trips, and predicts with it; a bias column that the settings do not
+    declare (or a missing one that they do) is refused in one line."""
+    m = hsw2v.train(small_corpus, arch=arch, dim=8, epochs=2, min_count=1, threads=1,
+                    node_bias=True, progress=False)
+    assert m.node_vectors.shape == (len(m.words) - 1, 9) and np.abs(m.node_vectors[:, 8]).max() > 0
+    m.save(str(tmp_path / "m.npz"))
+    loaded = load_model(str(tmp_path / "m.npz"))
+    assert_same_model(loaded, m)
+    assert loaded.settings.node_bias and loaded.predict(m.words[:2], 5) == m.predict(m.words[:2], 5)
+    z = npz_arrays(tmp_path / "m.npz")
+    meta = meta_of(z)
+    meta["settings"]["node_bias"] = False
+    assert "node_vectors has 9 columns for vectors of 8, node_bias False" in refused(
+        tmp_path, with_meta(z, meta))
+    plain = npz_arrays(tmp_path / "m.npz")
+    plain["node_vectors"] = plain["node_vectors"][:, :8].copy()
+    assert "node_vectors has 8 columns for vectors of 8, node_bias True" in refused(tmp_path, plain)
+    zeroed = npz_arrays(tmp_path / "m.npz")  # zero biases: the model without them
+    zeroed["node_vectors"][:, 8] = 0
+    meta["settings"]["node_bias"] = True
+    plain_meta = json.loads(json.dumps(meta))
+    plain_meta["settings"]["node_bias"] = False
+    without = {**zeroed, "node_vectors": zeroed["node_vectors"][:, :8].copy()}
+    a, b = loads(tmp_path, zeroed), loads(tmp_path, with_meta(without, plain_meta))
+    np.testing.assert_allclose(a.all_log_probs(m.words[:3]), b.all_log_probs(m.words[:3]),
+                               atol=1e-9)
+
+
 @pytest.fixture
 def saved(tmp_path):
     """(directory, arrays of a good model file m.npz)."""

@@ -151,11 +151,16 @@ def test_cli_bad_input(model, tmp_path, args, fragment):
 
 
 
-@pytest.fixture(scope="module", params=["cbow", "cbow-sum", "skipgram"])
+@pytest.fixture(scope="module", params=["cbow", "cbow-sum", "skipgram", "cbow-bias",
+                                        "skipgram-bias"])
 def any_model(request):
     arch = request.param.split("-")[0]
-    return hsw2v.train(CORPUS, arch=arch, cbow_mean=request.param != "cbow-sum", max_vocab=2000,
-                       dim=16, epochs=1, threads=1, progress=False)
+    m = hsw2v.train(CORPUS, arch=arch, cbow_mean=request.param != "cbow-sum", max_vocab=2000,
+                    dim=16, epochs=1, threads=1, progress=False,
+                    node_bias=request.param.endswith("-bias"))
+    if m.settings.node_bias:  # trained biases, far from zero
+        assert m.node_vectors.shape[1] == 17 and np.abs(m.node_vectors[:, 16]).max() > 0.5
+    return m
 
 
 def test_prediction_equals_an_independent_reference(any_model):
