@@ -7,7 +7,9 @@ the words/s of its training phase only (no counting, no writing).
     python scripts/bench_kernels.py /tmp/before . --arch skipgram --threads 1 --runs 5
 
 Prints each checkout's median words/s and, for each checkout after the first, the
-median of its per-run-pair ratios to the first.
+median of its per-run-pair ratios to the first. A checkout written ``DIR:N`` trains
+with vector size N (``. .:104`` compares sizes 100 and 104 of one checkout), and
+``DIR+bias`` with node biases.
 """
 from __future__ import annotations
 
@@ -25,17 +27,20 @@ CHILD = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import hsw2v
+extra = {"node_bias": True} if sys.argv[8] == "bias" else {}
 m = hsw2v.train(sys.argv[2], arch=sys.argv[3], epochs=int(sys.argv[4]), threads=int(sys.argv[5]),
-                dim=int(sys.argv[6]), seed=int(sys.argv[7]), progress=False)
+                dim=int(sys.argv[6]), seed=int(sys.argv[7]), progress=False, **extra)
 print(json.dumps({"words_per_s": m.vocab.total * m.settings.epochs / m.seconds["train"],
                   "loss": float(m.epoch_loss[-1]), "file": hsw2v.__file__}))
 """
 
 
 def run(checkout: str, corpus: str, arch: str, epochs: int, threads: int, dim: int, seed: int) -> dict:
-    """One training run of ``checkout`` in a fresh process."""
-    cmd = [sys.executable, "-c", CHILD, str(Path(checkout).resolve()), corpus, arch, str(epochs),
-           str(threads), str(dim), str(seed)]
+    """One training run of ``checkout`` (``DIR[:dim][+bias]``) in a fresh process."""
+    checkout, _, bias = checkout.partition("+")
+    directory, colon, size = checkout.partition(":")
+    cmd = [sys.executable, "-c", CHILD, str(Path(directory).resolve()), corpus, arch, str(epochs),
+           str(threads), size if colon else str(dim), str(seed), bias]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         sys.exit(f"{checkout} failed:\n{proc.stderr[-2000:]}")
