@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_kernels import cpu_env
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # measure this checkout, whatever copy of hsw2v is installed
 DATA = REPO.parent / "shared" / "data"
@@ -133,6 +135,26 @@ print(imported - start, time.perf_counter() - imported)
 """
 
 
+WARM_UP = """
+import os, sys, tempfile
+sys.path.insert(0, sys.argv[1])
+import hsw2v
+with tempfile.TemporaryDirectory() as d:
+    path = os.path.join(d, "c.txt")
+    with open(path, "w") as f:
+        f.write("a b c d e f g h\\n" * 50)
+    for arch in ("skipgram", "cbow"):
+        m = hsw2v.train(path, arch=arch, min_count=1, dim=100, epochs=1, threads=2, progress=False)
+        m.save_vectors(os.path.join(d, "v.txt"))
+"""
+
+
+def warm_up(cpu: str | None) -> None:
+    """Compile (and cache) hsw2v's dim-100 kernels for ``cpu`` before any run is timed."""
+    subprocess.run([sys.executable, "-c", WARM_UP, str(REPO)], check=True,
+                   env={**os.environ, **peer_env("hsw2v", cpu)})
+
+
 def jit_times() -> dict:
     """Seconds to compile every kernel (empty numba cache) and to load them cached."""
     with tempfile.TemporaryDirectory() as cache:
@@ -190,14 +212,16 @@ int main(int argc, char **argv) {
 """
 
 
-def build_word2vec(build_dir: Path) -> str:
-    """Compile ../shared/peers/word2vec/word2vec.c with its makefile's flags."""
+def build_word2vec(build_dir: Path, cpu: str = "native") -> str:
+    """Compile ../shared/peers/word2vec/word2vec.c with its makefile's flags (``cpu``
+    replaces -march=native)."""
     binary = build_dir / "word2vec"
-    subprocess.run(["gcc", str(WORD2VEC_SRC / "word2vec.c"), "-o", str(binary), *CFLAGS], check=True)
+    flags = [f"-march={cpu}" if f == "-march=native" else f for f in CFLAGS]
+    subprocess.run(["gcc", str(WORD2VEC_SRC / "word2vec.c"), "-o", str(binary), *flags], check=True)
     return str(binary)
 
 
-def fma_peak(build_dir: Path, lanes: int = 8) -> float:
+def fma_peak(build_dir: Path, lanes: int = 8, cpu: str = "native") -> float:
     """One core's float32 multiply-adds per second with ``lanes``-wide vectors
     (8: 256-bit, the width numba's LLVM uses for the kernels), measured: the best
     of 5 runs of 12 independent FMA chains compiled with -march=native. A CPU that
@@ -205,7 +229,7 @@ def fma_peak(build_dir: Path, lanes: int = 8) -> float:
     src = build_dir / "fma.c"
     src.write_text(FMA_PROBE)
     binary = build_dir / f"fma{lanes}"
-    subprocess.run(["gcc", "-O2", "-march=native", "-ffp-contract=fast", f"-DLANES={lanes}",
+    subprocess.run(["gcc", "-O2", f"-march={cpu}", "-ffp-contract=fast", f"-DLANES={lanes}",
                     str(src), "-o", str(binary)], check=True)
     runs = [subprocess.run([str(binary), "100000000"], capture_output=True, text=True, check=True)
             for _ in range(5)]
@@ -253,14 +277,27 @@ def score(vectors_path: str) -> dict:
     }
 
 
-def run_once(system, corpus, arch, epochs, threads, seed, workdir, binary=None) -> dict:
+def peer_env(system: str, cpu: str | None) -> dict:
+    """Environment that confines ``system`` to CPU model ``cpu``'s instructions: numba's
+    target for hsw2v, OpenBLAS's kernels for gensim (fastText's wheel is prebuilt)."""
+    if not cpu:
+        return {}
+    if system == "hsw2v":
+        return cpu_env(cpu)
+    if system == "gensim":
+        return {"OPENBLAS_CORETYPE": {"haswell": "Haswell"}.get(cpu, cpu)}
+    return {}
+
+
+def run_once(system, corpus, arch, epochs, threads, seed, workdir, binary=None, cpu=None) -> dict:
     out = str(workdir / f"{system}-{arch}.txt")
     cmd = [sys.executable, __file__, "--child", system, "--corpus", corpus, "--out", out,
            "--arch", arch, "--epochs", str(epochs), "--threads", str(threads), "--seed", str(seed)]
     if binary:
         cmd += ["--binary", binary]
     start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False,
+                          env={**os.environ, **peer_env(system, cpu)})
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         sys.exit(f"{system} failed:\n{proc.stderr[-2000:]}")
@@ -317,6 +354,8 @@ def main() -> None:
     p.add_argument("--systems", default="hsw2v,gensim")
     p.add_argument("--peers", action="store_true",
                    help="every peer: hsw2v, gensim, word2vec.c and fastText (sets --systems)")
+    p.add_argument("--cpu", help="compile for this CPU model instead of this machine's: hsw2v's "
+                   "kernels (haswell: AVX2 and FMA only), word2vec.c's -march, gensim's OpenBLAS")
     p.add_argument("--peak-gfma", type=float,
                    help="one core's float32 FMA peak in G/s from the CPU's documentation "
                         "(default: measured at 256-bit width)")
@@ -369,14 +408,20 @@ def main() -> None:
     tokens = sum(len(block.split()) for block in iter_blocks(a.corpus))  # in or out of vocab
     raw = []
     with tempfile.TemporaryDirectory() as build:
-        binary = build_word2vec(Path(build)) if "word2vec.c" in systems else None
-        peak = a.peak_gfma * 1e9 if a.peak_gfma else fma_peak(Path(build))
+        binary = build_word2vec(Path(build), a.cpu or "native") if "word2vec.c" in systems else None
+        peak = a.peak_gfma * 1e9 if a.peak_gfma else fma_peak(Path(build), cpu=a.cpu or "native")
+        if "hsw2v" in systems:
+            warm_up(a.cpu)
+        if a.cpu:
+            print(f"compiled for {a.cpu}: hsw2v's kernels (numba), word2vec.c (gcc -march), "
+                  "gensim's OpenBLAS; fastText's wheel as built", flush=True)
         for arch, epochs in jobs:
             epochs = epochs or a.epochs or (1 if arch == "skipgram" else 3)
             results = {s: [] for s in systems}
             for r in range(a.runs):
                 for s in systems:
-                    res = run_once(s, corpora[s], arch, epochs, a.threads, r + 1, workdir, binary)
+                    res = run_once(s, corpora[s], arch, epochs, a.threads, r + 1, workdir, binary,
+                                   a.cpu)
                     res["words_per_s"] = tokens * epochs / res["wall"]
                     results[s].append(res)
                     print(f"# {arch} run {r + 1} {s}: " + json.dumps(res), file=sys.stderr,

@@ -8,13 +8,16 @@ the words/s of its training phase only (no counting, no writing).
 
 Prints each checkout's median words/s and, for each checkout after the first, the
 median of its per-run-pair ratios to the first. A checkout written ``DIR:N`` trains
-with vector size N (``. .:104`` compares sizes 100 and 104 of one checkout), and
-``DIR+bias`` with node biases.
+with vector size N (``. .:104`` compares sizes 100 and 104 of one checkout),
+``DIR+bias`` with node biases, and ``DIR@CPU`` with the kernels compiled for LLVM's
+CPU model CPU (``NUMBA_CPU_NAME``): ``@haswell`` also limits the instruction set to
+AVX2 and FMA (a 2013 desktop's), any other name keeps this CPU's features.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -22,6 +25,17 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
+HASWELL = ("+64bit,+avx,+avx2,+bmi,+bmi2,+cmov,+cx16,+f16c,+fma,+fxsr,+lzcnt,+mmx,+movbe,+pclmul,"
+           "+popcnt,+sahf,+sse,+sse2,+sse3,+sse4.1,+sse4.2,+ssse3,+xsave,"
+           "-avx512f,-avx512bw,-avx512dq,-avx512vl,-avx512cd")
+"""LLVM features of an AVX2 machine without AVX-512 (numba's NUMBA_CPU_FEATURES)."""
+
+
+def cpu_env(cpu: str) -> dict:
+    """The environment that makes numba compile for LLVM's CPU model ``cpu``."""
+    if not cpu:
+        return {}
+    return {"NUMBA_CPU_NAME": cpu, **({"NUMBA_CPU_FEATURES": HASWELL} if cpu == "haswell" else {})}
 
 CHILD = """
 import json, sys
@@ -36,12 +50,14 @@ print(json.dumps({"words_per_s": m.vocab.total * m.settings.epochs / m.seconds["
 
 
 def run(checkout: str, corpus: str, arch: str, epochs: int, threads: int, dim: int, seed: int) -> dict:
-    """One training run of ``checkout`` (``DIR[:dim][+bias]``) in a fresh process."""
+    """One training run of ``checkout`` (``DIR[:dim][+bias][@cpu]``) in a fresh process."""
+    checkout, _, cpu = checkout.partition("@")
     checkout, _, bias = checkout.partition("+")
     directory, colon, size = checkout.partition(":")
     cmd = [sys.executable, "-c", CHILD, str(Path(directory).resolve()), corpus, arch, str(epochs),
            str(threads), size if colon else str(dim), str(seed), bias]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False,
+                          env={**os.environ, **cpu_env(cpu)})
     if proc.returncode != 0:
         sys.exit(f"{checkout} failed:\n{proc.stderr[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
