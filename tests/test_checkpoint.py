@@ -24,12 +24,12 @@ CORPUS = str(REPO / "data" / "enwiki-1m.txt.gz")  # about six 1 MiB blocks an ep
 RUN = ("--dim", "16", "--epochs", "3", "--window", "3", "--quiet")
 
 
-def killed_run(tmp_path, threads: int) -> str:
+def killed_run(tmp_path, threads: int, *extra: str) -> str:
     """Start a run that checkpoints after every block and SIGKILL it as soon as the
     first checkpoint exists; return the checkpoint's path."""
     ck = tmp_path / "ck.npz"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    proc = subprocess.Popen([*hsw2v_command(), "train", CORPUS, *RUN, "--threads", str(threads),
+    proc = subprocess.Popen([*hsw2v_command(), "train", CORPUS, *RUN, *extra, "--threads", str(threads),
                              "-o", "killed.txt", "--checkpoint", str(ck), "--checkpoint-every", "0"],
                             cwd=tmp_path, env=env, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
@@ -42,12 +42,12 @@ def killed_run(tmp_path, threads: int) -> str:
     return str(ck)
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-def test_a_killed_run_resumes(tmp_path, threads):
-    whole = run_hsw2v(tmp_path, "train", CORPUS, *RUN, "--threads", str(threads),
+@pytest.mark.parametrize(("threads", "extra"), [(1, ()), (2, ()), (1, ("--node-bias",))])
+def test_a_killed_run_resumes(tmp_path, threads, extra):
+    whole = run_hsw2v(tmp_path, "train", CORPUS, *RUN, *extra, "--threads", str(threads),
                       "-o", "whole.txt", "--save-model", "whole.npz")
     assert whole.returncode == 0, whole.stderr
-    ck = killed_run(tmp_path, threads)
+    ck = killed_run(tmp_path, threads, *extra)
     _, position = load_checkpoint(ck)
     assert position.epoch < 3 and position.words < 3 * position.per_epoch  # killed mid-run
     resumed = run_hsw2v(tmp_path, "train", CORPUS, "--resume", ck, "--quiet",
@@ -55,7 +55,7 @@ def test_a_killed_run_resumes(tmp_path, threads):
     assert resumed.returncode == 0, resumed.stderr
     assert not list(tmp_path.glob(".hsw2v-*"))  # the killed run's temporary went too
     a, b = hsw2v.load_model(str(tmp_path / "whole.npz")), hsw2v.load_model(str(tmp_path / "resumed.npz"))
-    assert len(b.epoch_loss) == 3
+    assert len(b.epoch_loss) == 3 and b.settings.node_bias == bool(extra)
     if threads == 1:
         assert (tmp_path / "whole.txt").read_bytes() == (tmp_path / "resumed.txt").read_bytes()
         assert np.array_equal(a.node_vectors, b.node_vectors)

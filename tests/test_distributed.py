@@ -92,6 +92,20 @@ def test_two_workers_train_as_well_as_one_machine(tmp_path, cluster):
     assert set(held.values()) == {0}  # the workers let go of the run's weights
 
 
+def test_node_biases_train_on_workers(tmp_path, cluster):
+    """--node-bias on 2 workers: the replicas train and exchange the bias column with
+    the node rows, and the model learns the planted groups as local training does,
+    to about the same loss."""
+    paths, groups, _ = write_shards(tmp_path / "shards", n=2)
+    local = hsw2v.train(paths, threads=1, node_bias=True, **QUICK)
+    spread = hsw2v.train(paths, engine="dask", client=cluster, round_words=2000, threads=1,
+                         node_bias=True, **QUICK)
+    assert spread.settings.node_bias and spread.node_vectors.shape == local.node_vectors.shape
+    assert np.abs(spread.node_vectors[:, -1]).max() > 0.1  # the biases moved
+    assert neighbour_accuracy(spread, groups) >= 0.95
+    assert abs(spread.epoch_loss[-1] - local.epoch_loss[-1]) < 0.15
+
+
 def test_workers_read_url_shards(tmp_path, cluster, http_server):
     """Shards given as http:// URLs (a server on 127.0.0.1) are read by the workers:
     the vocabulary of the local files, and the planted groups found."""
