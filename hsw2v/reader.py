@@ -282,6 +282,17 @@ def _read_full(f: BinaryIO, size: int) -> bytes:
     return data
 
 
+def lock_free(q: queue.Queue, seconds: float = 1.0) -> bool:
+    """Whether ``q``'s lock can be taken within ``seconds``. A signal handler that
+    raises (Ctrl-C, SIGTERM) just after a ``put`` or ``get`` took that lock, before
+    its ``with`` block began, leaves the lock held for good: any later call on the
+    queue would wait forever."""
+    if q.mutex.acquire(timeout=seconds):
+        q.mutex.release()
+        return True
+    return False
+
+
 def read_ahead(blocks: Iterator[bytes], depth: int = 2) -> Iterator[bytes]:
     """The same blocks, read (and decompressed) by a background thread while the
     caller works on the previous ones; the reader's exceptions re-raise here."""
@@ -312,7 +323,7 @@ def read_ahead(blocks: Iterator[bytes], depth: int = 2) -> Iterator[bytes]:
     finally:
         stop.set()
         deadline = time.monotonic() + 1.0  # a reader blocked on input (a pipe) is left:
-        while thread.is_alive() and time.monotonic() < deadline:  # it is a daemon
+        while thread.is_alive() and time.monotonic() < deadline and lock_free(q):  # a daemon
             try:
                 q.get(timeout=0.05)  # unblock a reader waiting on a full queue
             except queue.Empty:

@@ -24,7 +24,7 @@ from .errors import HSW2VError
 from .memory import release_compiler_pages, release_free_memory
 from .model import Model
 from .progress import progress_bar
-from .reader import BLOCK_BYTES, Source, describe, iter_blocks, rereadable
+from .reader import BLOCK_BYTES, Source, describe, iter_blocks, lock_free, rereadable
 from .semantic import context_means, semantic_below, semantic_tree
 from .settings import CHECKPOINT_MINUTES, TREE_KINDS, TrainSettings
 from .sgd import Config, Weights, new_state, train_block
@@ -392,10 +392,11 @@ def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, po
             if checkpoints is not None:
                 save(epoch + 1, 0, 0, words)
     finally:
-        for _ in threads:
-            jobs.put(None)
-        for t in threads:
-            t.join()
+        if lock_free(jobs):  # else a signal left it locked: the threads are daemons
+            for _ in threads:
+                jobs.put(None)
+            for t in threads:
+                t.join()
         _refresh(bar, shown, done, loss_sum, examples, alpha_at, lock)
         bar.close()
     seconds = time.perf_counter() - start
