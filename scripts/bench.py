@@ -127,32 +127,19 @@ with tempfile.TemporaryDirectory() as d:
     path = os.path.join(d, "c.txt")
     with open(path, "w") as f:
         f.write("a b c d e f g h\\n" * 50)
-    for arch in ("skipgram", "cbow"):
-        m = hsw2v.train(path, arch=arch, min_count=1, dim=8, epochs=1, threads=1, progress=False)
+    for arch in ("skipgram", "cbow"):  # vector size: the first argument, else 8
+        m = hsw2v.train(path, arch=arch, min_count=1, dim=int((sys.argv[1:] or [8])[0]), epochs=1,
+                        threads=1, progress=False)
     hsw2v.score(m, path)
     m.predict(["a"], 3)
 print(imported - start, time.perf_counter() - imported)
 """
 
 
-WARM_UP = """
-import os, sys, tempfile
-sys.path.insert(0, sys.argv[1])
-import hsw2v
-with tempfile.TemporaryDirectory() as d:
-    path = os.path.join(d, "c.txt")
-    with open(path, "w") as f:
-        f.write("a b c d e f g h\\n" * 50)
-    for arch in ("skipgram", "cbow"):
-        m = hsw2v.train(path, arch=arch, min_count=1, dim=100, epochs=1, threads=2, progress=False)
-        m.save_vectors(os.path.join(d, "v.txt"))
-"""
-
-
 def warm_up(cpu: str | None) -> None:
     """Compile (and cache) hsw2v's dim-100 kernels for ``cpu`` before any run is timed."""
-    subprocess.run([sys.executable, "-c", WARM_UP, str(REPO)], check=True,
-                   env={**os.environ, **peer_env("hsw2v", cpu)})
+    subprocess.run([sys.executable, "-c", JIT_PROBE, "100"], check=True, cwd=REPO,
+                   capture_output=True, env={**os.environ, **peer_env("hsw2v", cpu)})
 
 
 def jit_times() -> dict:
