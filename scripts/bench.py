@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from bench_kernels import cpu_env
+from bench_kernels import run as run_checkout
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # measure this checkout, whatever copy of hsw2v is installed
@@ -159,14 +160,8 @@ def jit_times() -> dict:
 
 def scaling(corpus: str, arch: str, epochs: int, workdir: Path) -> dict:
     """Training words/s (the kernels' phase only) with 1 and with 2 threads."""
-    out = {}
-    for threads in (1, 2):
-        code = (f"import sys; sys.path.insert(0, {str(REPO)!r}); import hsw2v, json; m = hsw2v.train({corpus!r}, arch={arch!r}, epochs={epochs}, "
-                f"threads={threads}, progress=False); "
-                "print(json.dumps(m.vocab.total * m.settings.epochs / m.seconds['train']))")
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-        out[threads] = float(proc.stdout.strip().splitlines()[-1])
-    return out
+    return {threads: run_checkout(str(REPO), corpus, arch, epochs, threads, 100, 1)["words_per_s"]
+            for threads in (1, 2)}
 
 
 PEERS = ("hsw2v", "gensim", "word2vec.c", "fasttext")

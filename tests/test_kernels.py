@@ -27,9 +27,11 @@ def train(ids, ends, syn0, syn1, tree, keep, window, a0, a1, seed, arch="cbow", 
 
 
 def log_prob(h, word, tree, syn1):
-    """log P(word | h) as the product of branch probabilities, in float64."""
+    """log P(word | h) as the product of branch probabilities, in float64; a column
+    of ``syn1`` after the vectors holds node biases."""
     nodes, codes = tree.path(word)
-    x = syn1[nodes].astype(np.float64) @ h.astype(np.float64)
+    u = syn1[nodes].astype(np.float64)
+    x = u[:, :len(h)] @ h.astype(np.float64) + (u[:, len(h)] if u.shape[1] > len(h) else 0.0)
     sign = 1.0 - 2.0 * codes
     return float(np.sum(-np.logaddexp(0.0, -sign * x)))
 
@@ -81,14 +83,6 @@ def test_hs_step_gradient_is_ascent_direction(setup):
     np.testing.assert_allclose(grad_h, numeric, rtol=1e-3, atol=1e-5)
 
 
-def biased_log_prob(h, word, tree, syn1):
-    """log P(word | h) with node biases (the column after each node vector), in float64."""
-    nodes, codes = tree.path(word)
-    u = syn1[nodes].astype(np.float64)
-    x = u[:, :-1] @ h.astype(np.float64) + u[:, -1]
-    return float(np.sum(-np.logaddexp(0.0, -(1.0 - 2.0 * codes) * x)))
-
-
 def test_hs_step_with_node_bias_matches_numpy_and_finite_differences(setup):
     """With a bias column, the score is α + h·u; one step moves α by the same g as
     u (∂score/∂α = 1), checked against numpy and against central differences of
@@ -100,7 +94,7 @@ def test_hs_step_with_node_bias_matches_numpy_and_finite_differences(setup):
     for word in range(len(tree)):
         u, grad_h = biased.copy(), np.zeros_like(h)
         loss = hs_step(h, word, alpha, u, tree, grad_h)
-        assert loss == pytest.approx(-biased_log_prob(h, word, tree, biased), rel=1e-5)
+        assert loss == pytest.approx(-log_prob(h, word, tree, biased), rel=1e-5)
         nodes, codes = tree.path(word)
         x = biased[nodes, :-1].astype(np.float64) @ h + biased[nodes, -1]
         g = alpha * (1 - codes - 1 / (1 + np.exp(-x)))
@@ -115,15 +109,15 @@ def test_hs_step_with_node_bias_matches_numpy_and_finite_differences(setup):
                 plus, minus = biased.astype(np.float64), biased.astype(np.float64)
                 plus[n, d] += eps
                 minus[n, d] -= eps
-                numeric = (biased_log_prob(h, word, tree, plus)
-                           - biased_log_prob(h, word, tree, minus)) / (2 * eps)
+                numeric = (log_prob(h, word, tree, plus)
+                           - log_prob(h, word, tree, minus)) / (2 * eps)
                 assert (u[n, d] - biased[n, d]) / alpha == pytest.approx(numeric, abs=2e-4)
         for d in range(len(h)):
             hp, hm = h.astype(np.float64).copy(), h.astype(np.float64).copy()
             hp[d] += eps
             hm[d] -= eps
-            numeric = (biased_log_prob(hp, word, tree, biased)
-                       - biased_log_prob(hm, word, tree, biased)) / (2 * eps)
+            numeric = (log_prob(hp, word, tree, biased)
+                       - log_prob(hm, word, tree, biased)) / (2 * eps)
             assert grad_h[d] / alpha == pytest.approx(numeric, abs=2e-4)
 
 
