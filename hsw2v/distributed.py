@@ -292,7 +292,7 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
                 pending[:] = [anchor, *previous, *(ch for round_ in history for ch in round_)]
                 if len(rounds) > 1:  # the client stays one round behind the workers
                     account(*rounds.pop(0))
-                if held >= ANCHOR_ROWS * (2 * len(vocab) - 1):
+                if held >= ANCHOR_ROWS * (len(vocab) + tree.n_leaves - 1):
                     reanchor()
                 if saver and r + width < len(slices) and saver.due():
                     save(epoch, r + width)

@@ -11,7 +11,7 @@ from .corpus import WordTable
 from .errors import HSW2VError
 from .reader import iter_blocks
 from .settings import MAX_WINDOW
-from .softmax import context_mean, gather_context, path_log_prob
+from .softmax import context_mean, gather_context, word_log_prob
 from .utils import JIT
 
 
@@ -34,11 +34,11 @@ def score_block(ids, sent_ends, n_sents, syn0, syn1, paths, window, skipgram, cb
                 continue
             if skipgram:
                 for k in range(n_ctx):
-                    loss -= path_log_prob(syn0[ctx[k]:ctx[k] + 1], ids[i], syn1, paths)
+                    loss -= word_log_prob(syn0[ctx[k]:ctx[k] + 1], ids[i], syn1, paths)
                 n += n_ctx
             else:
                 context_mean(syn0, ctx, n_ctx, cbow_mean, h[0], syn0.shape[1])
-                loss -= path_log_prob(h, ids[i], syn1, paths)
+                loss -= word_log_prob(h, ids[i], syn1, paths)
                 n += 1
         start = end
     return loss, n

@@ -11,11 +11,15 @@ Model file (``.npz``, written with :func:`numpy.savez`, read with
 ``words``          uint8           the words' UTF-8 bytes, concatenated
 ``word_offsets``   int64 (V+1)     word ``i`` is ``words[word_offsets[i]:word_offsets[i+1]]``
 ``counts``         int64 (V)       corpus counts, descending
-``children``       int32 (V-1, 2)  the tree (see :mod:`hsw2v.tree`)
+``children``       int32 (L-1, 2)  the tree over L leaves (see :mod:`hsw2v.tree`)
 ``vectors``        float32 (V, D)  input (word) vectors
-``node_vectors``   float32 (V-1, D) inner-node vectors; with ``node_bias`` in the
-                   or (V-1, D+1)   settings a last column holds each node's bias α
+``node_vectors``   float32 (L-1, D) inner-node vectors; with ``node_bias`` in the
+                   or (L-1, D+1)   settings a last column holds each node's bias α
+``extra_leaves``   int32 (L-V)     only when words have several codes (ADAPTIVE(ε)):
+                                   the word of each leaf past the first V
 =================  ==============  ================================================
+
+Without ``extra_leaves``, L = V: one code a word, as every model before it.
 """
 from __future__ import annotations
 
@@ -33,11 +37,13 @@ from .files import atomic_write
 from .memory import release_free_memory
 from .settings import TrainSettings
 from .softmax import (
+    SearchBuffers,
     all_log_probs,
     best_first,
     best_first_batch,
+    best_first_codes,
     context_mean,
-    path_log_prob,
+    word_log_prob,
 )
 from .tree import Tree
 from .vectors import Vectors, unknown_word_message
@@ -120,10 +126,17 @@ class Model:
         topn = min(topn, len(self.vocab))
         words = np.empty(topn, dtype=np.int64)
         logp = np.empty(topn, dtype=np.float64)
-        keys = np.empty(len(self.vocab) + 2, dtype=np.float64)
-        items = np.empty(len(self.vocab) + 2, dtype=np.int64)
-        found, _ = best_first(H, self.node_vectors, self.tree.children, self.tree.root, topn,
-                              words, logp, keys, items)
+        tree = self.tree
+        if tree.n_leaves > tree.n_words:
+            buffers = SearchBuffers.make(tree.n_leaves, tree.n_words, len(H))
+            found, _ = best_first_codes(H, self.node_vectors, tree.children, tree.root, tree.flat,
+                                        int(tree.codes_per_word.max()), topn, words, logp,
+                                        tuple(buffers))
+        else:
+            keys = np.empty(tree.n_leaves + 2, dtype=np.float64)
+            items = np.empty(tree.n_leaves + 2, dtype=np.int64)
+            found, _ = best_first(H, self.node_vectors, tree.children, tree.root, topn, words,
+                                  logp, keys, items)
         return [(self.vocab.words[w], float(np.exp(lp))) for w, lp in zip(words[:found], logp[:found])]
 
     def predict_many(self, contexts: Sequence[Sequence[str]], topn: int = 10
@@ -142,8 +155,9 @@ class Model:
         words = np.empty((len(mats), topn), dtype=np.int64)
         logp = np.empty((len(mats), topn), dtype=np.float64)
         expanded = np.empty(len(mats), dtype=np.int64)
-        best_first_batch(Hs, rows, self.node_vectors, self.tree.children, self.tree.root, topn,
-                         words, logp, expanded)
+        tree = self.tree
+        best_first_batch(Hs, rows, self.node_vectors, tree.children, tree.root, tree.flat,
+                         int(tree.codes_per_word.max()), topn, words, logp, expanded)
         return [[(self.vocab.words[w], float(np.exp(lp))) for w, lp in zip(ws, lps)]
                 for ws, lps in zip(words, logp)]
 
@@ -151,15 +165,24 @@ class Model:
         """Natural log of P(word | context) along the word's path (skip-gram: Σ_c log P(word | c))."""
         if word not in self.vocab.index:
             raise HSW2VError(unknown_word_message(word, self.vocab.words))
-        return float(path_log_prob(self.context_matrix(context), self.vocab.index[word],
+        return float(word_log_prob(self.context_matrix(context), self.vocab.index[word],
                                    self.node_vectors, self.tree.flat))
 
     def all_log_probs(self, context: Sequence[str] | str) -> np.ndarray:
-        """log P(w | context) for every word, by visiting every inner node (brute force)."""
-        out = np.empty(len(self.vocab), dtype=np.float64)
-        all_log_probs(self.context_matrix(context), self.node_vectors, self.tree.children,
-                      self.tree.inner_order, out)
-        return out
+        """log P(w | context) for every word, by visiting every inner node (brute
+        force); a word with several codes sums their probabilities per context row."""
+        H, tree = self.context_matrix(context), self.tree
+        out = np.empty(tree.n_leaves, dtype=np.float64)
+        if tree.n_leaves == tree.n_words:
+            all_log_probs(H, self.node_vectors, tree.children, tree.inner_order, out)
+            return out
+        total = np.zeros(tree.n_words)
+        for row in H:
+            all_log_probs(row[None], self.node_vectors, tree.children, tree.inner_order, out)
+            per_word = np.full(tree.n_words, -np.inf)
+            np.logaddexp.at(per_word, tree.leaf_words, out)
+            total += per_word
+        return total
 
     def save(self, path: str) -> None:
         """Write the full model (see the module's docstring), atomically."""
@@ -178,6 +201,8 @@ class Model:
                   "words": word_bytes, "word_offsets": offsets, "counts": self.vocab.counts,
                   "children": self.tree.children, "vectors": self.vectors,
                   "node_vectors": self.node_vectors}
+        if self.tree.n_leaves > self.tree.n_words:
+            arrays["extra_leaves"] = self.tree.extra_leaves
         # np.savez's layout, but the zip is closed even when a write fails (older
         # numpy left that to the garbage collector, which printed a traceback).
         with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
@@ -203,6 +228,7 @@ _MODEL_ARRAYS = {
     "meta": np.uint8, "words": np.uint8, "word_offsets": np.int64, "counts": np.int64,
     "children": np.int32, "vectors": np.float32, "node_vectors": np.float32,
 }
+_OPTIONAL_ARRAYS = {"extra_leaves": np.int32}
 
 
 def _declared_shapes(path: str) -> dict[str, tuple[int, ...]]:
@@ -217,7 +243,8 @@ def _declared_shapes(path: str) -> dict[str, tuple[int, ...]]:
             missing = sorted(k for k in _MODEL_ARRAYS if k + ".npy" not in names)
             if missing:
                 raise HSW2VError(f"{path}: not an hsw2v model (missing {', '.join(missing)})")
-            for k, dtype in _MODEL_ARRAYS.items():
+            present = {k: t for k, t in _OPTIONAL_ARRAYS.items() if k + ".npy" in names}
+            for k, dtype in {**_MODEL_ARRAYS, **present}.items():
                 info = z.getinfo(k + ".npy")
                 if info.file_size > max(MAX_INFLATION * info.compress_size, 1 << 20):
                     raise HSW2VError(f"{path}: {k} would inflate {info.compress_size} bytes to "
@@ -245,16 +272,20 @@ def _declared_shapes(path: str) -> dict[str, tuple[int, ...]]:
     if len(shapes["vectors"]) != 2 or shapes["vectors"][1] < 1:
         raise HSW2VError(f"{path}: corrupt model (vectors has shape {shapes['vectors']})")
     v, d = shapes["counts"][0], shapes["vectors"][1]
+    extra = shapes.get("extra_leaves", (0,))
+    leaves = v + (extra[0] if len(extra) == 1 else 0)
     expected = {"meta": shapes["meta"][:1], "words": shapes["words"][:1], "word_offsets": (v + 1,),
-                "counts": (v,), "children": (v - 1, 2), "vectors": (v, d),
-                "node_vectors": (v - 1, d)}
-    if shapes["node_vectors"] == (v - 1, d + 1):  # with node biases
-        expected["node_vectors"] = (v - 1, d + 1)
+                "counts": (v,), "children": (leaves - 1, 2), "vectors": (v, d),
+                "node_vectors": (leaves - 1, d)}
+    if "extra_leaves" in shapes:
+        expected["extra_leaves"] = (leaves - v,)
+    if shapes["node_vectors"] == (leaves - 1, d + 1):  # with node biases
+        expected["node_vectors"] = (leaves - 1, d + 1)
     for k, shape in expected.items():
         if shapes[k] != shape:
             raise HSW2VError(f"{path}: corrupt model ({k} has shape {shapes[k]})")
-    total = sum(int(np.prod(shape)) * np.dtype(_MODEL_ARRAYS[k]).itemsize
-                for k, shape in shapes.items())
+    dtypes = {**_MODEL_ARRAYS, **_OPTIONAL_ARRAYS}
+    total = sum(int(np.prod(shape)) * np.dtype(dtypes[k]).itemsize for k, shape in shapes.items())
     if total > available_memory():
         raise HSW2VError(f"{path}: the model would take {total / 2**30:.1f} GiB, more than the "
                          f"{available_memory() / 2**30:.1f} GiB of memory available")
@@ -280,10 +311,10 @@ def available_memory() -> int:
 def load_model(path: str) -> Model:
     """Read a model file written by :meth:`Model.save`; never unpickles, and checks
     every array and setting before use (one line names what is wrong)."""
-    _declared_shapes(path)
+    shapes = _declared_shapes(path)
     try:
         with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in _MODEL_ARRAYS}
+            arrays = {k: z[k] for k in [*_MODEL_ARRAYS, *_OPTIONAL_ARRAYS] if k in shapes}
     except Exception as e:  # noqa: BLE001 (as above: a damaged member or CRC)
         raise HSW2VError(f"{path}: not an hsw2v model file ({_one_line(e)})") from None
     try:
@@ -316,7 +347,7 @@ def load_model(path: str) -> Model:
     try:
         words = [blob[offsets[i]:offsets[i + 1]].decode("utf-8") for i in range(n)]
         vocab = Vocab(words, counts)
-        tree = Tree(arrays["children"], meta.get("tree", "huffman"))
+        tree = Tree(arrays["children"], meta.get("tree", "huffman"), arrays.get("extra_leaves"))
     except UnicodeDecodeError:
         raise HSW2VError(f"{path}: corrupt model (a word is not UTF-8)") from None
     except HSW2VError as e:

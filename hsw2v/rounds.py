@@ -49,8 +49,8 @@ def row_visits(vocab: Vocab, tree: Tree, s: TrainSettings) -> tuple[np.ndarray, 
     context it is in (about window + 1 of them); a node once per example whose
     target lies below it (skip-gram: one example per context word)."""
     kept = vocab.counts * keep_probabilities(vocab.counts, s.sample) / vocab.total
-    below = np.empty(len(vocab) - 1, dtype=np.float64)
-    subtree_totals(tree.children, tree.inner_order, kept.astype(np.float64), below)
+    below = np.empty(tree.n_leaves - 1, dtype=np.float64)
+    subtree_totals(tree.children, tree.inner_order, kept[tree.leaf_words].astype(np.float64), below)
     pairs = s.window + 1
     return kept * pairs, below * (pairs if s.arch == "skipgram" else 1)
 
@@ -81,7 +81,8 @@ class Change(NamedTuple):
 def first_weights(job: Job) -> Anchor:
     """The starting weights, as a local run with the same seed has them."""
     s = job.settings
-    return Anchor(0, *initial_weights(len(job.vocab), s.dim, s.seed, s.node_bias))
+    return Anchor(0, *initial_weights(len(job.vocab), s.dim, s.seed, s.node_bias,
+                                     job.tree.n_leaves))
 
 
 _TABLES: dict[str, WordTable] = {}

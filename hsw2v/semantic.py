@@ -11,7 +11,9 @@ Two ways to split a node's words once the mixture is fitted:
 - ``balanced``: the half of the words with the highest responsibility for the
   first component goes left, so the tree stays balanced (depth ⌈log2 V⌉);
 - ``adaptive``: every word goes to its likelier component (a split that leaves a
-  side empty falls back to ``balanced``).
+  side empty falls back to ``balanced``). With ``epsilon`` ε > 0 (ADAPTIVE(ε)), a
+  word whose responsibility for the first component lies within ε of ½ goes to
+  both sides, so it gets several codes (at most ``max_codes``).
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from .errors import HSW2VError
 from .reader import Source, iter_blocks
 from .settings import SPLITS
 from .softmax import context_mean, gather_context
-from .tree import Tree, from_splits, huffman
+from .tree import Tree, from_overlapping_splits, from_splits, huffman
 from .utils import JIT
 
 
@@ -186,10 +188,40 @@ def gmm_splitter(X: np.ndarray, split: str = "balanced", iters: int = 10):
     return divide
 
 
-def semantic_tree(X: np.ndarray, split: str = "balanced", iters: int = 10) -> Tree:
-    """A tree over the rows of ``X`` (one per word, in vocabulary order)."""
+def overlapping_splitter(X: np.ndarray, epsilon: float, iters: int = 10):
+    """A ``split(words, spare)`` for :func:`hsw2v.tree.from_overlapping_splits`:
+    ADAPTIVE(ε) on the rows of ``X``. A spare word whose responsibility r for the
+    first component has |r − ½| ≤ ε goes to both sides; the others to their likelier
+    side. If that leaves a side empty or whole, no word is copied, and then the
+    split falls back to halving by responsibility, as :func:`gmm_splitter` does."""
+    X = np.ascontiguousarray(X, dtype=np.float32)
+
+    def divide(words, spare):
+        n = len(words)
+        if n == 2:
+            return words[:1], words[1:]
+        odds = gmm_log_odds(X, words, iters)
+        left = odds > 0
+        margin = np.log((0.5 + epsilon) / (0.5 - epsilon))  # |r − ½| ≤ ε ⇔ |odds| ≤ margin
+        both = spare & (np.abs(odds) <= margin)
+        for go_left, go_right in ((left | both, ~left | both), (left, ~left)):
+            if 0 < go_left.sum() < n and 0 < go_right.sum() < n:
+                return words[go_left], words[go_right]
+        rank = np.argsort(-odds, kind="stable")
+        return words[rank[:(n + 1) // 2]], words[rank[(n + 1) // 2:]]
+
+    return divide
+
+
+def semantic_tree(X: np.ndarray, split: str = "balanced", iters: int = 10, epsilon: float = 0.0,
+                  max_codes: int = 1) -> Tree:
+    """A tree over the rows of ``X`` (one per word, in vocabulary order); with
+    ``split`` adaptive and ``epsilon`` > 0, words may get up to ``max_codes`` codes."""
     if len(X) < 2:
         raise HSW2VError("need at least 2 words to build a tree")
+    if epsilon > 0 and split == "adaptive" and max_codes > 1:
+        return from_overlapping_splits(len(X), overlapping_splitter(X, epsilon, iters), max_codes,
+                                       f"semantic-adaptive-{epsilon:g}")
     tree = from_splits(np.arange(len(X)), gmm_splitter(X, split, iters), "semantic")
     tree.kind = f"semantic-{split}"
     return tree

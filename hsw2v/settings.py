@@ -75,6 +75,10 @@ class TrainSettings:
     tree: str = _opt("huffman", "How words are arranged in the tree.", choices=TREE_KINDS)
     split: str = _opt("balanced", "semantic: halve each node's words, or send each word to its "
                       "likelier mixture component.", choices=SPLITS)
+    epsilon: float = _opt(0.0, "semantic, adaptive split: a word whose responsibility lies "
+                          "within this of ½ goes to both sides and gets several codes "
+                          "(Mnih & Hinton's ADAPTIVE(ε); 0: one code a word).")
+    max_codes: int = _opt(4, "With --epsilon: the most codes a word may get.")
     huffman_levels: int = _opt(0, "semantic: keep Huffman's tree down to this depth and group "
                                "words by meaning only below it (10 lowers skip-gram's held-out "
                                "perplexity a little).")
@@ -97,6 +101,10 @@ class TrainSettings:
         checks = [
             (s.tree in TREE_KINDS, f"--tree must be one of {', '.join(TREE_KINDS)}, got {s.tree!r}"),
             (s.split in SPLITS, f"--split must be one of {', '.join(SPLITS)}, got {s.split!r}"),
+            (0 <= s.epsilon < 0.5, f"--epsilon must lie in [0, 0.5), got {s.epsilon}"),
+            (s.epsilon == 0 or (s.tree, s.split) == ("semantic", "adaptive"),
+             "--epsilon goes with --tree semantic --split adaptive"),
+            (s.epsilon == 0 or not s.huffman_levels, "--epsilon and --huffman-levels do not go together"),
             (0 <= s.seed < 2**64, f"--seed must lie in 0..2**64-1, got {s.seed}"),
             (s.sample >= 0 and math.isfinite(s.sample), f"--sample must be ≥ 0, got {s.sample}"),
             (s.alpha > 0 and math.isfinite(s.alpha), f"--alpha must be positive, got {s.alpha}"),
@@ -107,7 +115,7 @@ class TrainSettings:
             ("dim", s.dim, 1, MAX_DIM), ("window", s.window, 1, MAX_WINDOW),
             ("min-count", s.min_count, 1, 2**62), ("max-vocab", s.max_vocab, 2, 2**31 - 1),
             ("epochs", s.epochs, 1, MAX_EPOCHS), ("threads", s.threads, 1, most_threads),
-            ("huffman-levels", s.huffman_levels, 0, 2**31 - 1),
+            ("huffman-levels", s.huffman_levels, 0, 2**31 - 1), ("max-codes", s.max_codes, 1, 64),
         ]:
             checks.append((value is None or low <= value <= high,
                            f"--{name} must lie in {low}..{high}, got {value}"))

@@ -51,7 +51,8 @@ class State(NamedTuple):
     ctx: np.ndarray  # int32 (2·window): the current context words
     rows: np.ndarray  # float32 (2, 2·window, D): context vectors and their gradient steps
     pairs: np.ndarray  # float32 (2, 2·window, 2·window): skip-gram's Gram and cross products
-    path: np.ndarray  # float32 (2, 2·window, longest path): scores and branch gradients
+    path: np.ndarray  # float32 (2, 2·window, P): scores and branch gradients (P: the
+    # most nodes a step visits, all codes of a word, plus its codes)
     hot_rows: np.ndarray  # float32 (K, D): private copies of the hot inner nodes …
     hot_base: np.ndarray  # … and their values at the last merge
 
@@ -172,6 +173,23 @@ def cbow_centre(target, ctx, n_ctx, alpha, cbow_mean, syn0, syn1, hot_slot, hot_
 
 
 @njit(**JIT)
+def skipgram_in_turn(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, grad,
+                     scratch, dim):
+    """Skip-gram steps for ``target`` from each context word in turn, as word2vec.c
+    takes them (one :func:`hs_step` each, which handles a target with several
+    codes). ``grad``: (≥ n_ctx, D) scratch. Returns Σ_c −log P(target | c)."""
+    loss = 0.0
+    for c in range(n_ctx):
+        row = syn0[ctx[c]]
+        g = grad[c]
+        g[:] = 0.0
+        loss += hs_step(row, target, alpha, syn1, hot_slot, hot_rows, paths, g, scratch, dim)
+        for d in range(dim):
+            row[d] += g[d]
+    return loss
+
+
+@njit(**JIT)
 def skipgram_centre(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, rows,
                     pairs, path, dim):
     """Skip-gram steps for ``target`` and its context words ``ctx[:n_ctx]``, each of
@@ -194,9 +212,13 @@ def skipgram_centre(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, p
     the sum of the contexts' steps.
 
     The row selection is written out at each use on purpose: a helper returning
-    either row made CBOW about 1.5× slower in a one-thread benchmark.
+    either row made CBOW about 1.5× slower in a one-thread benchmark. A target with
+    several codes takes :func:`skipgram_in_turn`.
     """
     H, grad, gram, cross, X, G = rows[0], rows[1], pairs[0], pairs[1], path[0], path[1]
+    if paths.leaf_offsets[target + 1] - paths.leaf_offsets[target] > 1:
+        return skipgram_in_turn(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows,
+                                paths, grad, path[0, 0], dim)
     bias = syn1.shape[1] > dim
     one = np.float32(1.0) if bias else np.float32(0.0)
     offsets, nodes, codes = paths.offsets, paths.nodes, paths.codes

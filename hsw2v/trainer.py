@@ -135,7 +135,8 @@ def train(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | str | None
         if init_model is not None:
             vectors, node_vectors = init_model.vectors.copy(), init_model.node_vectors.copy()
         else:
-            vectors, node_vectors = initial_weights(len(vocab), s.dim, s.seed, s.node_bias)
+            vectors, node_vectors = initial_weights(len(vocab), s.dim, s.seed, s.node_bias,
+                                                    tree.n_leaves)
         model = Model(vocab, tree, vectors, node_vectors, s)
         if spool is not None and not spool.usable:
             warnings.warn(f"the token spool in {tempfile.gettempdir()} could not be kept "
@@ -151,14 +152,16 @@ def train(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | str | None
     return model
 
 
-def initial_weights(n_words: int, dim: int, seed: int,
-                    node_bias: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """Word vectors uniform in ±0.5/dim (as word2vec.c) and zero inner-node vectors
-    (with ``node_bias``, one more column: each node's bias, also zero)."""
+def initial_weights(n_words: int, dim: int, seed: int, node_bias: bool = False,
+                    n_leaves: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Word vectors uniform in ±0.5/dim (as word2vec.c) and zero vectors for the
+    ``n_leaves`` − 1 inner nodes (default: one leaf a word; with ``node_bias``, one
+    more column: each node's bias, also zero)."""
     vectors = np.random.default_rng(seed).random((n_words, dim), dtype=np.float32)
     vectors -= 0.5
     vectors /= dim
-    return vectors, np.zeros((n_words - 1, dim + node_bias), dtype=np.float32)
+    inner = (n_leaves or n_words) - 1
+    return vectors, np.zeros((inner, dim + node_bias), dtype=np.float32)
 
 
 CONTINUED = ("window", "sample", "alpha", "min_alpha", "epochs", "threads", "seed", "spool")
@@ -239,14 +242,14 @@ def _make_tree(path: Source, vocab: Vocab, s: TrainSettings, tree_from: Model | 
                              "--tree semantic")
         return build_tree(s.tree, vocab.counts, s.seed)
     if tree_from is None:  # one-shot: a first pass with a Huffman tree
-        first = {**asdict(s), "tree": "huffman", "huffman_levels": 0}
+        first = {**asdict(s), "tree": "huffman", "huffman_levels": 0, "epsilon": 0.0}
         tree_from = train(path, vocab=vocab, progress=progress, **first)
     elif tree_from.dim < 1 or len(tree_from.vocab) < 2:
         raise HSW2VError("--tree-from: the model has no usable vectors")
     X = context_means(tree_from, path)
     if s.huffman_levels:
         return semantic_below(X, vocab.counts, s.huffman_levels, s.split)
-    return semantic_tree(X, s.split)
+    return semantic_tree(X, s.split, epsilon=s.epsilon, max_codes=s.max_codes)
 
 
 HOT_NODES = 1024
@@ -258,10 +261,11 @@ HOT_SYNC_WORDS = 2048
 def hot_inner_nodes(tree: Tree, counts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The ``k`` inner nodes on the most word tokens' paths, and each inner node's
     slot among them (-1 for the others)."""
-    n_inner = len(tree) - 1
+    n_inner = tree.n_leaves - 1
     k = min(k, n_inner)
     visits = np.empty(n_inner, dtype=np.float64)  # O(V): no array per path entry
-    subtree_totals(tree.children, tree.inner_order, counts.astype(np.float64), visits)
+    subtree_totals(tree.children, tree.inner_order, counts[tree.leaf_words].astype(np.float64),
+                   visits)
     hot = np.sort(np.argsort(-visits, kind="stable")[:k]).astype(np.int32)
     slot = np.full(n_inner, -1, dtype=np.int32)
     slot[hot] = np.arange(k, dtype=np.int32)
@@ -308,7 +312,7 @@ def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, po
     weights = Weights(model.vectors, model.node_vectors, hot_nodes, hot_slot)
     config = Config(int(s.window), bool(s.cbow_mean), s.arch == "skipgram", HOT_SYNC_WORDS)
     paths = tree.flat
-    longest = int(tree.depths.max())
+    longest = int((tree.nodes_per_word + tree.codes_per_word).max())  # hs_step's scratch
     states = [new_state((s.seed * 7919 + 17 * (t + 1)) % 2**64, BLOCK_BYTES // 2 + 2, s.window, longest,
                         model.node_vectors[hot_nodes]) for t in range(s.threads)]
     for state, rng in zip(states, position.rng):

@@ -5,6 +5,11 @@ inner nodes (node ids ``V..2V-2``; inner node ``a`` has id ``V + a`` and owns ro
 ``a`` of the inner-node vectors). ``children[a] = (c0, c1)``: taking child ``c0``
 is code 0, which has probability σ(h·u_a); ``c1`` is code 1, σ(-h·u_a). These are
 word2vec.c's conventions, and each word's codes and points are listed root first.
+
+A word may also have several codes (Mnih & Hinton's ADAPTIVE(ε) trees): the tree
+then has L > V leaves, leaf ``w < V`` is word w's first code and leaf ``V + j``
+another code of word ``extra_leaves[j]``; inner node ``a`` has id ``L + a``, and
+P(w | h) is the sum over w's codes of each path's product.
 """
 from __future__ import annotations
 
@@ -18,33 +23,53 @@ from .errors import HSW2VError
 
 
 class FlatPaths(NamedTuple):
-    """Every word's root-first path in CSR form, as one value for numba kernels:
-    word ``w``'s inner nodes are ``nodes[offsets[w]:offsets[w+1]]``, its branches
-    ``codes[...]`` (0 or 1)."""
+    """Every leaf's root-first path in CSR form, as one value for numba kernels:
+    leaf ``k``'s inner nodes are ``nodes[offsets[k]:offsets[k+1]]``, its branches
+    ``codes[...]`` (0 or 1). Word ``w``'s leaves (codes) are
+    ``leaves[leaf_offsets[w]:leaf_offsets[w+1]]``, the first of them ``w`` itself;
+    ``leaf_words`` maps back."""
 
-    offsets: np.ndarray  # int64 (V+1)
+    offsets: np.ndarray  # int64 (L+1)
     nodes: np.ndarray  # int32
     codes: np.ndarray  # uint8
+    leaf_offsets: np.ndarray  # int64 (V+1)
+    leaves: np.ndarray  # int32 (L)
+    leaf_words: np.ndarray  # int32 (L): the word of each leaf
 
 
 class Tree:
-    """A full binary tree, with each word's root-first path in CSR form.
+    """A full binary tree, with each leaf's root-first path in CSR form.
 
-    ``path_nodes[path_offsets[w]:path_offsets[w+1]]`` are the inner nodes (rows of
-    the inner-node vectors) from the root to word ``w``; ``path_codes`` the branches.
+    ``path_nodes[path_offsets[k]:path_offsets[k+1]]`` are the inner nodes (rows of
+    the inner-node vectors) from the root to leaf ``k``; ``path_codes`` the branches.
     ``inner_order`` lists the inner nodes breadth-first from the root (parents first).
+    Leaf ``w < V`` is word w; ``extra_leaves[j]`` is the word of leaf ``V + j``, a
+    further code of that word (see the module's docstring).
     """
 
-    def __init__(self, children: np.ndarray, kind: str):
+    def __init__(self, children: np.ndarray, kind: str, extra_leaves: np.ndarray | None = None):
         children = np.ascontiguousarray(children, dtype=np.int32)
-        n_words = children.shape[0] + 1
-        if children.ndim != 2 or children.shape[1] != 2 or n_words < 2:
-            raise HSW2VError("tree: children must have shape (V-1, 2) with V ≥ 2")
+        extra = np.ascontiguousarray(np.zeros(0) if extra_leaves is None else extra_leaves,
+                                     dtype=np.int32)
+        n_leaves = children.shape[0] + 1 if children.ndim == 2 else 0
+        n_words = n_leaves - len(extra)
+        if children.ndim != 2 or children.shape[1] != 2 or extra.ndim != 1 or n_words < 2:
+            raise HSW2VError("tree: children must have shape (L-1, 2) with L ≥ 2 leaves, "
+                             "more than the extra leaves")
+        if len(extra) and (extra.min() < 0 or extra.max() >= n_words):
+            raise HSW2VError("tree: an extra leaf names no word")
         self.children = children
         self.kind = kind
         self.n_words = n_words
+        self.n_leaves = n_leaves
+        self.extra_leaves = extra
         (self.root, self.inner_order, self.path_offsets, self.path_nodes,
          self.path_codes) = _paths(children)
+        self.leaf_words = np.concatenate([np.arange(n_words, dtype=np.int32), extra])
+        order = np.argsort(self.leaf_words, kind="stable")  # each word's first leaf is itself
+        self.leaf_offsets = np.zeros(n_words + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.leaf_words, minlength=n_words), out=self.leaf_offsets[1:])
+        self.leaves = order.astype(np.int32)
 
     def __len__(self) -> int:
         return self.n_words
@@ -52,27 +77,49 @@ class Tree:
     @property
     def flat(self) -> FlatPaths:
         """The paths as one value for the kernels."""
-        return FlatPaths(self.path_offsets, self.path_nodes, self.path_codes)
+        return FlatPaths(self.path_offsets, self.path_nodes, self.path_codes,
+                         self.leaf_offsets, self.leaves, self.leaf_words)
 
     def path(self, word: int) -> tuple[np.ndarray, np.ndarray]:
-        """(inner nodes, codes) from the root to ``word``."""
+        """(inner nodes, codes) from the root to ``word`` (its first code)."""
         lo, hi = self.path_offsets[word], self.path_offsets[word + 1]
         return self.path_nodes[lo:hi], self.path_codes[lo:hi]
 
+    def paths(self, word: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(inner nodes, codes) of each of ``word``'s codes, its first code first."""
+        leaves = self.leaves[self.leaf_offsets[word]:self.leaf_offsets[word + 1]]
+        return [(self.path_nodes[self.path_offsets[k]:self.path_offsets[k + 1]],
+                 self.path_codes[self.path_offsets[k]:self.path_offsets[k + 1]]) for k in leaves]
+
     @property
     def depths(self) -> np.ndarray:
-        """Path length of each word."""
-        return np.diff(self.path_offsets).astype(np.int64)
+        """Path length of each word's first code."""
+        return np.diff(self.path_offsets[:self.n_words + 1]).astype(np.int64)
+
+    @property
+    def codes_per_word(self) -> np.ndarray:
+        """How many codes (leaves) each word has: all ones but in ADAPTIVE(ε) trees."""
+        return np.diff(self.leaf_offsets)
+
+    @property
+    def nodes_per_word(self) -> np.ndarray:
+        """The inner nodes a training step for each word visits: its codes' path lengths summed."""
+        out = np.zeros(self.n_words, dtype=np.int64)
+        np.add.at(out, self.leaf_words, np.diff(self.path_offsets))
+        return out
 
     def summary(self, counts: np.ndarray) -> dict:
-        """Kind, size, depth, mean path length, and mean path length per token."""
-        depths = self.depths
+        """Kind, size, depth, mean path length (all codes of a word summed) per word
+        and per token, and codes per word."""
+        visits, codes = self.nodes_per_word, self.codes_per_word
         return {
             "kind": self.kind,
             "words": self.n_words,
-            "depth": int(depths.max()),
-            "mean_path_length": float(depths.mean()),
-            "weighted_mean_path_length": float((depths * counts).sum() / np.sum(counts)),
+            "depth": int(np.diff(self.path_offsets).max()),
+            "mean_path_length": float(visits.mean()),
+            "weighted_mean_path_length": float((visits * counts).sum() / np.sum(counts)),
+            "codes_per_word": float(codes.mean()),
+            "max_codes": int(codes.max()),
         }
 
 
@@ -127,6 +174,54 @@ def from_splits(order: np.ndarray, split, kind: str) -> Tree:
                 stack.append((a, b, next_inner))
                 next_inner += 1
     return Tree(children, kind)
+
+
+def from_overlapping_splits(n_words: int, split, max_codes: int, kind: str) -> Tree:
+    """Build a tree top-down where a word may go to both sides of a split and so get
+    several codes (Mnih & Hinton's ADAPTIVE(ε)).
+
+    ``split(words, spare) -> (left, right)`` divides a node's distinct ``words``;
+    a word may be in both halves only where ``spare`` (a mask over ``words``) is
+    true, and each half must be non-empty and smaller than ``words``. A word is
+    spare while it has fewer than ``max_codes`` codes, so no word gets more. The
+    first leaf of word w is leaf w; its further leaves are numbered from V on.
+    """
+    copies = np.ones(n_words, dtype=np.int64)
+    made: list[list] = []  # per inner node: its two children as ("leaf", word) or ("inner", a)
+    stack = [(np.arange(n_words, dtype=np.int64), 0)]
+    made.append([None, None])
+    while stack:
+        words, inner = stack.pop()
+        left, right = split(words, copies[words] < max_codes)
+        left, right = np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64)
+        both = np.intersect1d(left, right)
+        if (not 0 < len(left) < len(words) or not 0 < len(right) < len(words)
+                or np.any(copies[both] >= max_codes)
+                or not np.array_equal(np.union1d(left, right), np.sort(words))):
+            raise HSW2VError(f"tree: a split of {len(words)} words is not a valid overlapping split")
+        copies[both] += 1
+        for side, part in enumerate((left, right)):
+            if len(part) == 1:
+                made[inner][side] = ("leaf", int(part[0]))
+            else:
+                made[inner][side] = ("inner", len(made))
+                stack.append((part, len(made)))
+                made.append([None, None])
+    extra: list[int] = []
+    first = np.zeros(n_words, dtype=bool)
+    n_leaves = int(copies.sum())
+    children = np.empty((len(made), 2), dtype=np.int32)
+    for a, pair in enumerate(made):
+        for side, (what, k) in enumerate(pair):
+            if what == "inner":
+                children[a, side] = n_leaves + k
+            elif not first[k]:
+                first[k] = True
+                children[a, side] = k
+            else:
+                children[a, side] = n_words + len(extra)
+                extra.append(k)
+    return Tree(children, kind, np.array(extra, dtype=np.int32))
 
 
 def _halve(order, lo, hi):
