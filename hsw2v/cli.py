@@ -124,6 +124,15 @@ def _setting(name: str, help_suffix: str = "", **override):
     return click.option(meta.get("flag", "--" + name.replace("_", "-")), **kw)
 
 
+def _settings(*names: str):
+    """The click options for several settings (see :func:`_setting`), in this order."""
+    def add(command):
+        for name in reversed(names):
+            command = _setting(name)(command)
+        return command
+    return add
+
+
 @cli.command()
 @click.argument("corpus", nargs=-1)
 @click.option("-o", "--output", help="Write 'word count' lines here (default: stdout).")
@@ -192,25 +201,13 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
               "`evaluate` load in milliseconds (the first `similar` writes it otherwise).")
 @click.option("--save-model", help="Write the full model here (.npz; loads without pickle) "
               f"[{DEFAULT_MODEL} when neither -o nor --save-model is given].")
-@_setting("arch")
-@_setting("cbow_mean")
-@_setting("dim")
-@_setting("window")
-@_setting("min_count")
-@_setting("max_vocab")
-@_setting("sample")
-@_setting("alpha")
-@_setting("min_alpha")
-@_setting("epochs")
-@_setting("threads")
-@_setting("seed")
+@_settings("arch", "cbow_mean", "dim", "window", "min_count", "max_vocab", "sample", "alpha",
+           "min_alpha", "epochs", "threads", "seed")
 @_setting("tree", default=None, show_default=False,
           help_suffix=" [huffman; semantic with --tree-from]")
 @click.option("--tree-from", help="semantic: cluster the context vectors of this model (its "
               "vocabulary is used); without it a first Huffman pass is trained (one-shot).")
-@_setting("split")
-@_setting("huffman_levels")
-@_setting("node_bias")
+@_settings("split", "epsilon", "max_codes", "huffman_levels", "node_bias")
 @click.option("--read-vocab", help="Use this 'word count' file instead of counting the corpus.")
 @_setting("spool")
 @click.option("--checkpoint", help="Save the full training state here (atomically) every "
@@ -222,10 +219,7 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
 @click.option("--init-model", help="Train this model further on CORPUS, keeping its vocabulary, "
               "tree and vector size; words outside its vocabulary are skipped and counted.")
 @click.option("--count-memory", metavar="SIZE", help=COUNT_MEMORY_HELP)
-@_setting("engine")
-@_setting("scheduler")
-@_setting("workers")
-@_setting("round_words")
+@_settings("engine", "scheduler", "workers", "round_words")
 @click.option("--quiet", is_flag=True, help="No progress bar or summary.")
 @click.pass_context
 def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binary: bool,
@@ -330,7 +324,8 @@ def similar(words: tuple[str, ...], vectors_path: str | None, topn: int, negativ
 @click.option("--levels", default=4, show_default=True, help="Levels drawn by --plot.")
 @click.option("--words", default=3, show_default=True, help="Words on each node drawn.")
 def tree_info(model_path: str | None, as_json: bool, plot: str | None, levels: int, words: int) -> None:
-    """Print the shape of a model's tree: kind, depth and mean path lengths.
+    """Print the shape of a model's tree: kind, depth, mean path lengths (all of a
+    word's codes summed) and codes per word.
 
     MODEL defaults to model.npz in the current directory."""
     from .model import load_model
@@ -343,7 +338,8 @@ def tree_info(model_path: str | None, as_json: bool, plot: str | None, levels: i
     _emit(info, as_json, [
         f"tree: {info['kind']}, {info['words']} words", f"depth: {info['depth']}",
         f"mean path length: {info['mean_path_length']:.3f}",
-        f"frequency-weighted mean path length: {info['weighted_mean_path_length']:.3f}"])
+        f"frequency-weighted mean path length: {info['weighted_mean_path_length']:.3f}",
+        f"codes per word: {info['codes_per_word']:.3f} mean, {info['max_codes']} most"])
 
 
 @cli.command()

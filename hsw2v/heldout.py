@@ -7,11 +7,12 @@ import math
 import numpy as np
 from numba import njit
 
+from .codes import word_log_prob
 from .corpus import WordTable
 from .errors import HSW2VError
 from .reader import iter_blocks
 from .settings import MAX_WINDOW
-from .softmax import context_mean, gather_context, word_log_prob
+from .softmax import context_mean, gather_context
 from .utils import JIT
 
 

@@ -32,19 +32,12 @@ from typing import IO
 
 import numpy as np
 
+from .codes import SearchBuffers, best_first_batch, best_first_codes, word_log_prob
 from .errors import HSW2VError
 from .files import atomic_write
 from .memory import release_free_memory
 from .settings import TrainSettings
-from .softmax import (
-    SearchBuffers,
-    all_log_probs,
-    best_first,
-    best_first_batch,
-    best_first_codes,
-    context_mean,
-    word_log_prob,
-)
+from .softmax import all_log_probs, best_first, context_mean
 from .tree import Tree
 from .vectors import Vectors, unknown_word_message
 from .vocab import Vocab, pack_words

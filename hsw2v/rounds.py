@@ -81,8 +81,8 @@ class Change(NamedTuple):
 def first_weights(job: Job) -> Anchor:
     """The starting weights, as a local run with the same seed has them."""
     s = job.settings
-    return Anchor(0, *initial_weights(len(job.vocab), s.dim, s.seed, s.node_bias,
-                                     job.tree.n_leaves))
+    return Anchor(0, *initial_weights(len(job.vocab), job.tree.n_leaves - 1, s.dim, s.seed,
+                                     s.node_bias))
 
 
 _TABLES: dict[str, WordTable] = {}

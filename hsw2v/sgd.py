@@ -16,7 +16,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import literally, njit
 
-from .softmax import branch_loss_grad, context_mean, gather_context, hs_step
+from .codes import target_step
+from .softmax import branch_loss_grad, context_mean, gather_context
 from .utils import JIT, lcg_next, lcg_uniform, prefetch_row
 
 
@@ -164,7 +165,8 @@ def cbow_centre(target, ctx, n_ctx, alpha, cbow_mean, syn0, syn1, hot_slot, hot_
     h, grad_h = rows[0, 0], rows[1, 0]
     context_mean(syn0, ctx, n_ctx, cbow_mean, h, dim)
     grad_h[:] = 0.0
-    loss = hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, path[0, 0], dim)
+    loss = target_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, path[0, 0],
+                       dim)
     for k in range(n_ctx):
         c = syn0[ctx[k]]
         for d in range(dim):
@@ -176,14 +178,15 @@ def cbow_centre(target, ctx, n_ctx, alpha, cbow_mean, syn0, syn1, hot_slot, hot_
 def skipgram_in_turn(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, grad,
                      scratch, dim):
     """Skip-gram steps for ``target`` from each context word in turn, as word2vec.c
-    takes them (one :func:`hs_step` each, which handles a target with several
-    codes). ``grad``: (≥ n_ctx, D) scratch. Returns Σ_c −log P(target | c)."""
+    takes them (one :func:`hsw2v.codes.target_step` each: the way for a target
+    with several codes). ``grad``: (≥ n_ctx, D) scratch. Returns Σ_c −log P(target | c)."""
     loss = 0.0
     for c in range(n_ctx):
         row = syn0[ctx[c]]
         g = grad[c]
         g[:] = 0.0
-        loss += hs_step(row, target, alpha, syn1, hot_slot, hot_rows, paths, g, scratch, dim)
+        loss += target_step(row, target, alpha, syn1, hot_slot, hot_rows, paths, g, scratch,
+                            dim)
         for d in range(dim):
             row[d] += g[d]
     return loss

@@ -135,8 +135,7 @@ def train(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | str | None
         if init_model is not None:
             vectors, node_vectors = init_model.vectors.copy(), init_model.node_vectors.copy()
         else:
-            vectors, node_vectors = initial_weights(len(vocab), s.dim, s.seed, s.node_bias,
-                                                    tree.n_leaves)
+            vectors, node_vectors = initial_weights(len(vocab), tree.n_leaves - 1, s.dim, s.seed, s.node_bias)
         model = Model(vocab, tree, vectors, node_vectors, s)
         if spool is not None and not spool.usable:
             warnings.warn(f"the token spool in {tempfile.gettempdir()} could not be kept "
@@ -152,16 +151,14 @@ def train(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | str | None
     return model
 
 
-def initial_weights(n_words: int, dim: int, seed: int, node_bias: bool = False,
-                    n_leaves: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def initial_weights(n_words: int, n_inner: int, dim: int, seed: int,
+                    node_bias: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Word vectors uniform in ±0.5/dim (as word2vec.c) and zero vectors for the
-    ``n_leaves`` − 1 inner nodes (default: one leaf a word; with ``node_bias``, one
-    more column: each node's bias, also zero)."""
+    ``n_inner`` inner nodes (with ``node_bias``, one more column: each node's bias)."""
     vectors = np.random.default_rng(seed).random((n_words, dim), dtype=np.float32)
     vectors -= 0.5
     vectors /= dim
-    inner = (n_leaves or n_words) - 1
-    return vectors, np.zeros((inner, dim + node_bias), dtype=np.float32)
+    return vectors, np.zeros((n_inner, dim + node_bias), dtype=np.float32)
 
 
 CONTINUED = ("window", "sample", "alpha", "min_alpha", "epochs", "threads", "seed", "spool")
@@ -264,8 +261,7 @@ def hot_inner_nodes(tree: Tree, counts: np.ndarray, k: int) -> tuple[np.ndarray,
     n_inner = tree.n_leaves - 1
     k = min(k, n_inner)
     visits = np.empty(n_inner, dtype=np.float64)  # O(V): no array per path entry
-    subtree_totals(tree.children, tree.inner_order, counts[tree.leaf_words].astype(np.float64),
-                   visits)
+    subtree_totals(tree.children, tree.inner_order, counts[tree.leaf_words] * 1.0, visits)
     hot = np.sort(np.argsort(-visits, kind="stable")[:k]).astype(np.int32)
     slot = np.full(n_inner, -1, dtype=np.int32)
     slot[hot] = np.arange(k, dtype=np.int32)

@@ -54,8 +54,9 @@ class Tree:
         n_leaves = children.shape[0] + 1 if children.ndim == 2 else 0
         n_words = n_leaves - len(extra)
         if children.ndim != 2 or children.shape[1] != 2 or extra.ndim != 1 or n_words < 2:
-            raise HSW2VError("tree: children must have shape (L-1, 2) with L ≥ 2 leaves, "
-                             "more than the extra leaves")
+            raise HSW2VError("tree: children must have shape (V-1, 2) with V ≥ 2" if not len(extra)
+                             else "tree: children must have shape (L-1, 2) for L leaves, of which "
+                             "at least 2 are words' first codes")
         if len(extra) and (extra.min() < 0 or extra.max() >= n_words):
             raise HSW2VError("tree: an extra leaf names no word")
         self.children = children

@@ -25,7 +25,8 @@ import numba
 import numpy as np
 
 import hsw2v
-from hsw2v.softmax import all_log_probs, best_first, best_first_batch
+from hsw2v.codes import best_first_batch
+from hsw2v.softmax import all_log_probs, best_first
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -103,9 +104,11 @@ def main() -> None:
     be = np.empty(len(mats), dtype=np.int64)
     for threads in sorted({1, numba.config.NUMBA_NUM_THREADS}):
         numba.set_num_threads(threads)
-        best_first_batch(Hs, rows, model.node_vectors, t.children, t.root, a.topn, bw, bl, be)
+        best_first_batch(Hs, rows, model.node_vectors, t.children, t.root, t.flat,
+                         int(t.codes_per_word.max()), a.topn, bw, bl, be)
         s = time.perf_counter()
-        best_first_batch(Hs, rows, model.node_vectors, t.children, t.root, a.topn, bw, bl, be)
+        best_first_batch(Hs, rows, model.node_vectors, t.children, t.root, t.flat,
+                         int(t.codes_per_word.max()), a.topn, bw, bl, be)
         el = time.perf_counter() - s
         print(f"batch of {len(mats)} contexts, {threads} thread(s): {len(mats) / el:,.0f} contexts/s")
 

@@ -17,22 +17,30 @@ def reference_context(m, context) -> np.ndarray:
 def reference_log_probs(m, context) -> np.ndarray:
     """Σ_c log P(w | h_c) for every word, walking the children table from the root:
     child 0 of inner node a has probability σ(α_a + h·u_a), child 1 σ(−α_a − h·u_a),
-    where α_a is the column after the vector when the model has node biases, else 0."""
+    where α_a is the column after the vector when the model has node biases, else 0.
+    Leaves past the V words are further codes of the words the model file's
+    ``extra_leaves`` names; P(w | h_c) sums over a word's codes."""
     rows = reference_context(m, context)
     children = np.asarray(m.tree.children)
-    v = len(children) + 1
-    root = (set(range(v, 2 * v - 1)) - set(children.ravel().tolist())).pop() - v
-    out = np.full(v, np.nan)
-    stack = [(root, 0.0)]
+    n_leaves = len(children) + 1
+    word_of = np.concatenate([np.arange(len(m.words)), np.asarray(m.tree.extra_leaves, int)])
+    assert len(word_of) == n_leaves
+    inner_ids = set(range(n_leaves, 2 * n_leaves - 1))
+    root = (inner_ids - set(children.ravel().tolist())).pop() - n_leaves
+    per_leaf = np.full((len(rows), n_leaves), np.nan)
+    stack = [(root, np.zeros(len(rows)))]
     while stack:
         a, logp = stack.pop()
         u = m.node_vectors[a].astype(np.float64)
         x = rows @ u[:rows.shape[1]] + (u[rows.shape[1]] if len(u) > rows.shape[1] else 0.0)
         for child, sign in zip(children[a], (1.0, -1.0)):
-            value = logp - np.logaddexp(0.0, -sign * x).sum()
-            if child < v:
-                out[child] = value
+            value = logp - np.logaddexp(0.0, -sign * x)
+            if child < n_leaves:
+                per_leaf[:, child] = value
             else:
-                stack.append((child - v, value))
-    assert not np.isnan(out).any()
-    return out
+                stack.append((child - n_leaves, value))
+    assert not np.isnan(per_leaf).any()
+    per_word = np.full((len(rows), len(m.words)), -np.inf)
+    for leaf, w in enumerate(word_of):
+        per_word[:, w] = np.logaddexp(per_word[:, w], per_leaf[:, leaf])
+    return per_word.sum(axis=0)

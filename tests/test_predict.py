@@ -152,12 +152,16 @@ def test_cli_bad_input(model, tmp_path, args, fragment):
 
 
 @pytest.fixture(scope="module", params=["cbow", "cbow-sum", "skipgram", "cbow-bias",
-                                        "skipgram-bias"])
+                                        "skipgram-bias", "cbow-codes", "skipgram-codes-bias"])
 def any_model(request):
+    """Models of each arch, context vector and node model; ``codes``: an
+    ADAPTIVE(0.3) tree, where words have several codes."""
     arch = request.param.split("-")[0]
+    codes = {"tree": "semantic", "split": "adaptive", "epsilon": 0.3} if "-codes" in request.param else {}
     m = hsw2v.train(CORPUS, arch=arch, cbow_mean=request.param != "cbow-sum", max_vocab=2000,
                     dim=16, epochs=1, threads=1, progress=False,
-                    node_bias=request.param.endswith("-bias"))
+                    node_bias=request.param.endswith("-bias"), **codes)
+    assert (m.tree.codes_per_word.max() > 1) == bool(codes)
     if m.settings.node_bias:  # trained biases, far from zero
         assert m.node_vectors.shape[1] == 17 and np.abs(m.node_vectors[:, 16]).max() > 0.5
     return m
@@ -203,8 +207,11 @@ def test_score_equals_the_reference_and_the_training_loss(any_model, tmp_path):
     ends = np.cumsum([len(s) for s in sentences]).astype(np.int64)
     syn0, syn1 = m.vectors.copy(), m.node_vectors.copy()
     weights = Weights(syn0, syn1, np.empty(0, np.int32), np.full(len(syn1), -1, np.int32))
+    if m.tree.codes_per_word.max() > 1:  # the sentences' words include some with several codes
+        assert m.tree.codes_per_word[ids].max() > 1
     config = Config(1, m.settings.cbow_mean, m.arch == "skipgram", 1 << 30)
-    state = new_state(1, len(ids), 1, int(m.tree.depths.max()), syn1[:0])
+    state = new_state(1, len(ids), 1, int((m.tree.nodes_per_word + m.tree.codes_per_word).max()),
+                      syn1[:0])
     loss, count = train_block(ids, ends, len(ends), 0.0, 0.0, np.ones(len(m.words), np.float32),
                               weights, m.tree.flat, config, state, m.dim)
     assert count == n and loss == pytest.approx(expect, rel=1e-4)
