@@ -16,8 +16,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import literally, njit
 
-from .codes import target_step
-from .softmax import branch_loss_grad, context_mean, gather_context
+from .codes import multi_code_step, target_step
+from .softmax import branch_loss_grad, context_mean, gather_context, hs_step
 from .utils import JIT, lcg_next, lcg_uniform, prefetch_row
 
 
@@ -157,16 +157,19 @@ def distinct_run(ctx, start, n):
 
 @njit(**JIT)
 def cbow_centre(target, ctx, n_ctx, alpha, cbow_mean, syn0, syn1, hot_slot, hot_rows, paths,
-                rows, path, dim):
+                codes_of, rows, path, dim):
     """CBOW step: the mean (or sum) h of the context vectors ``ctx[:n_ctx]`` predicts
     ``target``; as in word2vec.c, the whole gradient step for h is added to every
-    context vector. ``rows``, ``path``: a :class:`State`'s scratch. Returns
-    −log P(target | h)."""
+    context vector. ``codes_of``: see :func:`train_block`. ``rows``, ``path``: a
+    :class:`State`'s scratch. Returns −log P(target | h)."""
     h, grad_h = rows[0, 0], rows[1, 0]
     context_mean(syn0, ctx, n_ctx, cbow_mean, h, dim)
     grad_h[:] = 0.0
-    loss = target_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, path[0, 0],
-                       dim)
+    if codes_of(paths, target) > 1:  # (folds away with hsw2v.codes.one_code)
+        loss = multi_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h,
+                               path[0, 0], dim)
+    else:
+        loss = hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, path[0, 0], dim)
     for k in range(n_ctx):
         c = syn0[ctx[k]]
         for d in range(dim):
@@ -193,8 +196,8 @@ def skipgram_in_turn(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, 
 
 
 @njit(**JIT)
-def skipgram_centre(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, rows,
-                    pairs, path, dim):
+def skipgram_centre(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, codes_of,
+                    rows, pairs, path, dim):
     """Skip-gram steps for ``target`` and its context words ``ctx[:n_ctx]``, each of
     whose vectors predicts it.
 
@@ -219,7 +222,7 @@ def skipgram_centre(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, p
     several codes takes :func:`skipgram_in_turn`.
     """
     H, grad, gram, cross, X, G = rows[0], rows[1], pairs[0], pairs[1], path[0], path[1]
-    if paths.leaf_offsets[target + 1] - paths.leaf_offsets[target] > 1:
+    if codes_of(paths, target) > 1:
         return skipgram_in_turn(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows,
                                 paths, grad, path[0, 0], dim)
     bias = syn1.shape[1] > dim
@@ -289,8 +292,8 @@ def skipgram_centre(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, p
 
 
 @njit(**JIT)
-def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, paths, config,
-                state, dim):
+def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, paths, codes_of,
+                config, state, dim):
     """Train on one block: ``ids`` split into sentences ending at ``sent_ends[:n_sents]``.
 
     For each sentence, the words that survive subsampling are visited in order; each
@@ -299,8 +302,9 @@ def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pat
     ``alpha0`` at the block's first word to ``alpha1`` after its last. The hot inner
     nodes are trained in the thread's private rows, merged into ``weights.syn1``
     every ``config.sync_every`` words and at the end (pass no hot nodes to train
-    ``syn1`` directly). ``dim`` must equal the vectors' width: numba compiles (and
-    caches) a version for each, with the loops over it unrolled.
+    ``syn1`` directly). ``codes_of(paths, word)`` counts a word's codes (see
+    :func:`hsw2v.codes.code_counter`). ``dim`` must equal the vectors' width: numba
+    compiles (and caches) a version for each, with the loops over it unrolled.
     Returns (sum of −log P, number of examples): skip-gram has one example per
     (centre, context) pair, CBOW one per centre word.
     """
@@ -333,12 +337,13 @@ def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pat
                 while c < n_ctx:  # a word that comes again must see its own earlier update
                     end = distinct_run(ctx, c, n_ctx)
                     loss += skipgram_centre(sen[i], ctx[c:end], end - c, alpha, syn0, syn1,
-                                            hot_slot, hot_rows, paths, rows, pairs, path, dim)
+                                            hot_slot, hot_rows, paths, codes_of, rows, pairs,
+                                            path, dim)
                     c = end
                 n_examples += n_ctx
             else:
                 loss += cbow_centre(sen[i], ctx, n_ctx, alpha, cbow_mean, syn0, syn1, hot_slot,
-                                    hot_rows, paths, rows, path, dim)
+                                    hot_rows, paths, codes_of, rows, path, dim)
                 n_examples += 1
     sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
     rng[0] = r

@@ -19,6 +19,7 @@ from dataclasses import asdict, replace
 import numpy as np
 
 from .checkpoint import Checkpoints, Position, load_checkpoint
+from .codes import code_counter
 from .corpus import TokenSpool, WordCounts, WordTable, count_words
 from .errors import HSW2VError
 from .memory import release_compiler_pages, release_free_memory
@@ -31,7 +32,7 @@ from .sgd import Config, Weights, new_state, train_block
 from .softmax import subtree_totals
 from .tree import Tree, build_tree
 from .utils import for_dim
-from .vocab import Vocab
+from .vocab import Vocab, keep_probabilities
 from .word2vec_format import warm_up_writer
 
 
@@ -56,16 +57,6 @@ def check_vocab(vocab: Vocab, min_count: int, corpus: Source) -> None:
             f"{describe(corpus)}: only one word ({vocab.words[0]!r}) occurs at least {min_count} times; "
             "hierarchical softmax needs two; lower --min-count"
         )
-
-
-def keep_probabilities(counts: np.ndarray, sample: float) -> np.ndarray:
-    """word2vec.c's subsampling: P(keep) = (sqrt(c / (s·N)) + 1) · s·N / c, capped at 1."""
-    counts = counts.astype(np.float64)
-    if sample <= 0:
-        return np.ones(len(counts), dtype=np.float32)
-    threshold = sample * counts.sum()
-    keep = (np.sqrt(counts / threshold) + 1.0) * threshold / counts
-    return np.minimum(keep, 1.0).astype(np.float32)
 
 
 def train(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | str | None = None,
@@ -307,7 +298,7 @@ def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, po
     hot_nodes, hot_slot = hot_inner_nodes(tree, vocab.counts, HOT_NODES if s.threads > 1 else 0)
     weights = Weights(model.vectors, model.node_vectors, hot_nodes, hot_slot)
     config = Config(int(s.window), bool(s.cbow_mean), s.arch == "skipgram", HOT_SYNC_WORDS)
-    paths = tree.flat
+    paths, counter = tree.flat, code_counter(tree)
     longest = int((tree.nodes_per_word + tree.codes_per_word).max())  # hs_step's scratch
     states = [new_state((s.seed * 7919 + 17 * (t + 1)) % 2**64, BLOCK_BYTES // 2 + 2, s.window, longest,
                         model.node_vectors[hot_nodes]) for t in range(s.threads)]
@@ -316,7 +307,7 @@ def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, po
     # Load everything this run will call, then hand LLVM's pages back (see memory.py).
     none = np.empty(0, np.int32)
     kernel = for_dim(train_block, none, np.empty(0, np.int64), 0, 0.0, 0.0, keep, weights, paths,
-                     config, states[0], s.dim)
+                     counter, config, states[0], s.dim)
     warm_up_writer(s.dim)
     release_compiler_pages()
 
@@ -333,7 +324,7 @@ def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, po
                     state = state._replace(sentence=np.empty(len(ids), dtype=np.int32),
                                            positions=np.empty(len(ids), dtype=np.int64))
                 loss, n = kernel(ids, ends, len(ends), float(a0), float(a1), keep, weights, paths,
-                                 config, state, s.dim)
+                                 counter, config, state, s.dim)
                 with lock:
                     loss_sum[epoch] += loss
                     examples[epoch] += n

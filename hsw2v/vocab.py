@@ -90,3 +90,13 @@ class Vocab:
             raise HSW2VError(f"{path}: no 'word count' lines")
         order = np.argsort(-np.asarray(counts, dtype=np.int64), kind="stable")
         return cls([words[i] for i in order], np.asarray(counts, dtype=np.int64)[order])
+
+
+def keep_probabilities(counts: np.ndarray, sample: float) -> np.ndarray:
+    """word2vec.c's subsampling: P(keep) = (sqrt(c / (s·N)) + 1) · s·N / c, capped at 1."""
+    counts = counts.astype(np.float64)
+    if sample <= 0:
+        return np.ones(len(counts), dtype=np.float32)
+    threshold = sample * counts.sum()
+    keep = (np.sqrt(counts / threshold) + 1.0) * threshold / counts
+    return np.minimum(keep, 1.0).astype(np.float32)
