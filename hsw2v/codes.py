@@ -23,26 +23,9 @@ from .utils import JIT
 
 
 @njit(**JIT)
-def one_code(paths, word):
-    """1: a word's codes when every word has one (the kernels then need no lookup)."""
-    return 1
-
-
-@njit(**JIT)
 def codes_of(paths, word):
     """How many codes ``word`` has."""
     return paths.leaf_offsets[word + 1] - paths.leaf_offsets[word]
-
-
-def code_counter(tree):
-    """The function the training kernels ask how many codes a word has:
-    :func:`one_code` when every word of ``tree`` has one, else :func:`codes_of`.
-
-    Numba compiles the kernels once for each, and with :func:`one_code` the
-    several-codes branches fold away: checking every word cost CBOW 17% and
-    skip-gram 10% of their speed on one-code trees (``scripts/bench_kernels.py``).
-    """
-    return one_code if tree.n_leaves == tree.n_words else codes_of
 
 
 @njit(**JIT)

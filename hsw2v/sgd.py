@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import literally, njit
 
-from .codes import multi_code_step, target_step
+from .codes import target_step
 from .softmax import branch_loss_grad, context_mean, gather_context, hs_step
 from .utils import JIT, lcg_next, lcg_uniform, prefetch_row
 
@@ -157,17 +157,17 @@ def distinct_run(ctx, start, n):
 
 @njit(**JIT)
 def cbow_centre(target, ctx, n_ctx, alpha, cbow_mean, syn0, syn1, hot_slot, hot_rows, paths,
-                codes_of, rows, path, dim):
+                several_codes, rows, path, dim):
     """CBOW step: the mean (or sum) h of the context vectors ``ctx[:n_ctx]`` predicts
     ``target``; as in word2vec.c, the whole gradient step for h is added to every
-    context vector. ``codes_of``: see :func:`train_block`. ``rows``, ``path``: a
-    :class:`State`'s scratch. Returns −log P(target | h)."""
+    context vector. ``several_codes``: see :func:`train_block`. ``rows``, ``path``:
+    a :class:`State`'s scratch. Returns −log P(target | h)."""
     h, grad_h = rows[0, 0], rows[1, 0]
     context_mean(syn0, ctx, n_ctx, cbow_mean, h, dim)
     grad_h[:] = 0.0
-    if codes_of(paths, target) > 1:  # (folds away with hsw2v.codes.one_code)
-        loss = multi_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h,
-                               path[0, 0], dim)
+    if several_codes:
+        loss = target_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, path[0, 0],
+                           dim)
     else:
         loss = hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, path[0, 0], dim)
     for k in range(n_ctx):
@@ -178,11 +178,12 @@ def cbow_centre(target, ctx, n_ctx, alpha, cbow_mean, syn0, syn1, hot_slot, hot_
 
 
 @njit(**JIT)
-def skipgram_in_turn(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, grad,
-                     scratch, dim):
-    """Skip-gram steps for ``target`` from each context word in turn, as word2vec.c
-    takes them (one :func:`hsw2v.codes.target_step` each: the way for a target
-    with several codes). ``grad``: (≥ n_ctx, D) scratch. Returns Σ_c −log P(target | c)."""
+def skipgram_in_turn(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, rows,
+                     pairs, path, dim):
+    """:func:`skipgram_centre` for trees where words may have several codes: the
+    context words take turns, as in word2vec.c, each with one
+    :func:`hsw2v.codes.target_step`. Returns Σ_c −log P(target | c)."""
+    grad, scratch = rows[1], path[0, 0]
     loss = 0.0
     for c in range(n_ctx):
         row = syn0[ctx[c]]
@@ -196,8 +197,8 @@ def skipgram_in_turn(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, 
 
 
 @njit(**JIT)
-def skipgram_centre(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, codes_of,
-                    rows, pairs, path, dim):
+def skipgram_centre(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, rows,
+                    pairs, path, dim):
     """Skip-gram steps for ``target`` and its context words ``ctx[:n_ctx]``, each of
     whose vectors predicts it.
 
@@ -218,13 +219,9 @@ def skipgram_centre(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, p
     the sum of the contexts' steps.
 
     The row selection is written out at each use on purpose: a helper returning
-    either row made CBOW about 1.5× slower in a one-thread benchmark. A target with
-    several codes takes :func:`skipgram_in_turn`.
+    either row made CBOW about 1.5× slower in a one-thread benchmark.
     """
     H, grad, gram, cross, X, G = rows[0], rows[1], pairs[0], pairs[1], path[0], path[1]
-    if codes_of(paths, target) > 1:
-        return skipgram_in_turn(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows,
-                                paths, grad, path[0, 0], dim)
     bias = syn1.shape[1] > dim
     one = np.float32(1.0) if bias else np.float32(0.0)
     offsets, nodes, codes = paths.offsets, paths.nodes, paths.codes
@@ -292,8 +289,8 @@ def skipgram_centre(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, p
 
 
 @njit(**JIT)
-def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, paths, codes_of,
-                config, state, dim):
+def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, paths, config,
+                state, several_codes, dim):
     """Train on one block: ``ids`` split into sentences ending at ``sent_ends[:n_sents]``.
 
     For each sentence, the words that survive subsampling are visited in order; each
@@ -302,12 +299,17 @@ def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pat
     ``alpha0`` at the block's first word to ``alpha1`` after its last. The hot inner
     nodes are trained in the thread's private rows, merged into ``weights.syn1``
     every ``config.sync_every`` words and at the end (pass no hot nodes to train
-    ``syn1`` directly). ``codes_of(paths, word)`` counts a word's codes (see
-    :func:`hsw2v.codes.code_counter`). ``dim`` must equal the vectors' width: numba
-    compiles (and caches) a version for each, with the loops over it unrolled.
+    ``syn1`` directly). ``several_codes`` says whether some word of the tree has
+    several codes, and ``dim`` must equal the vectors' width: both are compile-time
+    constants, so numba compiles (and caches) a version for each, with the loops
+    over ``dim`` unrolled and, with one code a word, no trace of the several-codes
+    steps. (Checking each word's codes at run time, or passing the step functions
+    as arguments, which numba does not inline, made one-code skip-gram 14–17%
+    slower in ``scripts/bench_kernels.py``.)
     Returns (sum of −log P, number of examples): skip-gram has one example per
     (centre, context) pair, CBOW one per centre word.
     """
+    literally(several_codes)
     literally(dim)
     syn0, syn1, hot_nodes, hot_slot = weights
     window, cbow_mean, skipgram, sync_every = config
@@ -336,14 +338,17 @@ def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pat
                 c = 0
                 while c < n_ctx:  # a word that comes again must see its own earlier update
                     end = distinct_run(ctx, c, n_ctx)
-                    loss += skipgram_centre(sen[i], ctx[c:end], end - c, alpha, syn0, syn1,
-                                            hot_slot, hot_rows, paths, codes_of, rows, pairs,
-                                            path, dim)
+                    if several_codes:
+                        loss += skipgram_in_turn(sen[i], ctx[c:end], end - c, alpha, syn0, syn1,
+                                                 hot_slot, hot_rows, paths, rows, pairs, path, dim)
+                    else:
+                        loss += skipgram_centre(sen[i], ctx[c:end], end - c, alpha, syn0, syn1,
+                                                hot_slot, hot_rows, paths, rows, pairs, path, dim)
                     c = end
                 n_examples += n_ctx
             else:
                 loss += cbow_centre(sen[i], ctx, n_ctx, alpha, cbow_mean, syn0, syn1, hot_slot,
-                                    hot_rows, paths, codes_of, rows, path, dim)
+                                    hot_rows, paths, several_codes, rows, path, dim)
                 n_examples += 1
     sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
     rng[0] = r

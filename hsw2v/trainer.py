@@ -19,7 +19,6 @@ from dataclasses import asdict, replace
 import numpy as np
 
 from .checkpoint import Checkpoints, Position, load_checkpoint
-from .codes import code_counter
 from .corpus import TokenSpool, WordCounts, WordTable, count_words
 from .errors import HSW2VError
 from .memory import release_compiler_pages, release_free_memory
@@ -298,8 +297,8 @@ def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, po
     hot_nodes, hot_slot = hot_inner_nodes(tree, vocab.counts, HOT_NODES if s.threads > 1 else 0)
     weights = Weights(model.vectors, model.node_vectors, hot_nodes, hot_slot)
     config = Config(int(s.window), bool(s.cbow_mean), s.arch == "skipgram", HOT_SYNC_WORDS)
-    paths, counter = tree.flat, code_counter(tree)
-    longest = int((tree.nodes_per_word + tree.codes_per_word).max())  # hs_step's scratch
+    paths, several = tree.flat, bool(tree.n_leaves > tree.n_words)
+    longest = tree.step_scratch
     states = [new_state((s.seed * 7919 + 17 * (t + 1)) % 2**64, BLOCK_BYTES // 2 + 2, s.window, longest,
                         model.node_vectors[hot_nodes]) for t in range(s.threads)]
     for state, rng in zip(states, position.rng):
@@ -307,7 +306,7 @@ def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, po
     # Load everything this run will call, then hand LLVM's pages back (see memory.py).
     none = np.empty(0, np.int32)
     kernel = for_dim(train_block, none, np.empty(0, np.int64), 0, 0.0, 0.0, keep, weights, paths,
-                     counter, config, states[0], s.dim)
+                     config, states[0], several, s.dim, constants=2)
     warm_up_writer(s.dim)
     release_compiler_pages()
 
@@ -324,7 +323,7 @@ def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, po
                     state = state._replace(sentence=np.empty(len(ids), dtype=np.int32),
                                            positions=np.empty(len(ids), dtype=np.int64))
                 loss, n = kernel(ids, ends, len(ends), float(a0), float(a1), keep, weights, paths,
-                                 counter, config, state, s.dim)
+                                 config, state, several, s.dim)
                 with lock:
                     loss_sum[epoch] += loss
                     examples[epoch] += n

@@ -109,6 +109,13 @@ class Tree:
         np.add.at(out, self.leaf_words, np.diff(self.path_offsets))
         return out
 
+    @property
+    def step_scratch(self) -> int:
+        """Floats of scratch a training step needs: the longest path, or for a word
+        with several codes their path lengths summed plus one per code."""
+        codes = self.codes_per_word
+        return int((self.nodes_per_word + np.where(codes > 1, codes, 0)).max())
+
     def summary(self, counts: np.ndarray) -> dict:
         """Kind, size, depth, mean path length (all codes of a word summed) per word
         and per token, and codes per word."""

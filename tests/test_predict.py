@@ -186,7 +186,6 @@ def test_score_equals_the_reference_and_the_training_loss(any_model, tmp_path):
     """Held-out score of a few sentences equals the reference's −log P per example,
     and equals the loss the training kernel reports for the same examples with a
     zero learning rate (full window: window 1 never shrinks)."""
-    from hsw2v.codes import code_counter
     from hsw2v.sgd import Config, Weights, new_state, train_block
 
     m = any_model
@@ -214,6 +213,7 @@ def test_score_equals_the_reference_and_the_training_loss(any_model, tmp_path):
     state = new_state(1, len(ids), 1, int((m.tree.nodes_per_word + m.tree.codes_per_word).max()),
                       syn1[:0])
     loss, count = train_block(ids, ends, len(ends), 0.0, 0.0, np.ones(len(m.words), np.float32),
-                              weights, m.tree.flat, code_counter(m.tree), config, state, m.dim)
+                              weights, m.tree.flat, config, state, m.tree.n_leaves > m.tree.n_words,
+                              m.dim)
     assert count == n and loss == pytest.approx(expect, rel=1e-4)
     assert np.array_equal(syn0, m.vectors) and np.array_equal(syn1, m.node_vectors)
