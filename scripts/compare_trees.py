@@ -34,8 +34,12 @@ from hsw2v.semantic import context_means, semantic_tree
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 KINDS = ["huffman", "balanced", "random", "fano", "classes", "semantic-balanced", "semantic-adaptive",
-         "huffman+bias", "classes+bias", "semantic-balanced+bias"]
-"""A kind ending in ``+bias`` is that tree trained with ``--node-bias``."""
+         "huffman+bias", "classes+bias", "semantic-balanced+bias", "semantic-adaptive-0.1",
+         "semantic-adaptive-0.25", "semantic-adaptive-0.4"]
+"""A kind ending in ``+bias`` is that tree trained with ``--node-bias``;
+``semantic-adaptive-E`` is ADAPTIVE(E), where words may get several codes
+(``--epsilon E``, at most ``MAX_CODES``)."""
+MAX_CODES = 4
 
 
 def split_corpus(corpus: str, held_out: int, workdir: Path) -> tuple[str, str]:
@@ -60,6 +64,7 @@ def measure(model, heldout: str, seconds: float) -> dict:
         "ws353": evaluate_word_pairs(v, str(DATA / "wordsim353.tsv"))["spearman"],
         "depth": shape["depth"],
         "weighted_path": shape["weighted_mean_path_length"],
+        "codes_per_word": shape["codes_per_word"],
     }
 
 
@@ -151,7 +156,8 @@ def main() -> None:
                 start = time.perf_counter()
                 X = context_means(huffman_model, train_path)
                 means_s = time.perf_counter() - start
-                tree = semantic_tree(X, base.split("-")[1])
+                split, _, epsilon = base[len("semantic-"):].partition("-")
+                tree = semantic_tree(X, split, epsilon=float(epsilon or 0), max_codes=MAX_CODES)
                 extra = {"context_means_seconds": means_s,
                          "cluster_seconds": time.perf_counter() - start - means_s,
                          "first_pass_seconds": huffman_model.seconds["train"]}
@@ -167,15 +173,15 @@ def main() -> None:
     print(f"Trained on all but the last {a.held_out:,} words of {Path(a.corpus).name}; "
           f"skip-gram {a.sg_epochs} epoch(s), CBOW {a.cbow_epochs}; {a.threads} threads.\n")
     print("| arch | tree | held-out perplexity | analogy | WS353 | train words/s | depth | "
-          "weighted path | tree build |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "weighted path | codes per word | tree build |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for arch, rows in results.items():
         for kind, r in rows.items():
             build = (f"{r['context_means_seconds']:.1f} s means + {r['cluster_seconds']:.1f} s EM "
                      f"(+ {r['first_pass_seconds']:.0f} s first pass)" if "cluster_seconds" in r else "")
             print(f"| {arch} | {kind} | {r['perplexity']:.1f} | {100 * r['analogy']:.1f}% | "
                   f"{r['ws353']:.3f} | {r['words_per_s'] / 1e3:.0f}k | {r['depth']} | "
-                  f"{r['weighted_path']:.2f} | {build} |")
+                  f"{r['weighted_path']:.2f} | {r['codes_per_word']:.3f} | {build} |")
     Path(a.json).write_text(json.dumps(results, indent=2))
     if plot(results, a.png):
         print(f"\nchart: {a.png}")
