@@ -18,18 +18,21 @@ MAX_LEVELS = 8
 
 def top_words(model: Model, levels: int, words: int) -> dict[int, list[str]]:
     """The ``words`` most frequent words below each inner node at depth 0 (the
-    root) to ``levels`` (key: the node's row), most frequent first."""
+    root) to ``levels`` (key: the node's row), most frequent first; a word with
+    several codes below a node counts once."""
     tree, offsets = model.tree, model.tree.path_offsets
     depths = np.diff(offsets)
     found: dict[int, list[str]] = {}
     for d in range(levels + 1):
-        ids = np.flatnonzero(depths > d)  # words below depth d, most frequent first
-        nodes = tree.path_nodes[offsets[ids] + d]
+        leaves = np.flatnonzero(depths > d)
+        leaves = leaves[np.argsort(tree.leaf_words[leaves], kind="stable")]  # most frequent first
+        nodes = tree.path_nodes[offsets[leaves] + d]
         order = np.argsort(nodes, kind="stable")
-        nodes, ids = nodes[order], ids[order]
+        nodes, ids = nodes[order], tree.leaf_words[leaves[order]]
         starts = np.flatnonzero(np.diff(nodes, prepend=-1))
         for start, end in zip(starts, [*starts[1:], len(nodes)]):
-            found[int(nodes[start])] = [model.words[i] for i in ids[start:min(end, start + words)]]
+            below = list(dict.fromkeys(ids[start:end].tolist()))[:words]
+            found[int(nodes[start])] = [model.words[i] for i in below]
     return found
 
 
@@ -37,7 +40,7 @@ def _layout(model: Model, levels: int) -> list[tuple[int, int, float, int | None
     """The drawn nodes as (node id, depth, row, parent's index in the list), in
     depth-first order; rows of the nodes at the bottom are 0, 1, 2, … top to bottom,
     and a node's row is the mean of its children's."""
-    v, children = model.tree.n_words, model.tree.children
+    v, children = model.tree.n_leaves, model.tree.children
     drawn: list[tuple[int, int, float, int | None]] = []
     next_row = [0.0]
 
@@ -74,7 +77,7 @@ def plot_tree(model: Model, path: str, levels: int = 4, words: int = 3) -> dict[
         raise HSW2VError("--plot needs matplotlib: pip install 'hsw2v[plot]'") from None
     labels = top_words(model, levels, words)
     drawn = _layout(model, levels)
-    v = model.tree.n_words
+    v = model.tree.n_leaves
     rows = 1 + max(row for _, _, row, _ in drawn)
     fig = Figure(figsize=(2.2 + 2.4 * levels, 0.8 + 0.42 * rows))
     ax = fig.subplots()
@@ -82,7 +85,7 @@ def plot_tree(model: Model, path: str, levels: int = 4, words: int = 3) -> dict[
         if parent is not None:
             ax.plot([drawn[parent][1], depth], [drawn[parent][2], row], color="0.7", lw=0.8, zorder=1)
         if node < v:
-            text, style = model.words[node], {"facecolor": "#fdebd0", "edgecolor": "#e59866"}
+            text, style = model.words[model.tree.leaf_words[node]], {"facecolor": "#fdebd0", "edgecolor": "#e59866"}
         else:
             text, style = ", ".join(labels[node - v]), {"facecolor": "#d6eaf8", "edgecolor": "#5dade2"}
         ax.text(depth, row, text, ha="center", va="center", fontsize=7, zorder=2,
@@ -90,7 +93,7 @@ def plot_tree(model: Model, path: str, levels: int = 4, words: int = 3) -> dict[
     ax.set_xlim(-0.6, levels + 0.6)
     ax.set_ylim(rows - 0.5, -0.5)
     ax.axis("off")
-    ax.set_title(f"{model.tree.kind} tree over {v:,} words: the top {levels} levels, "
+    ax.set_title(f"{model.tree.kind} tree over {model.tree.n_words:,} words: the top {levels} levels, "
                  f"each node with its {words} most frequent words", fontsize=9)
     fig.tight_layout()
     with atomic_write(path) as f:

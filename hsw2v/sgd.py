@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import literally, njit
 
-from .codes import target_step
+from .codes import codes_of, target_step
 from .softmax import branch_loss_grad, context_mean, gather_context, hs_step
 from .utils import JIT, lcg_next, lcg_uniform, prefetch_row
 
@@ -180,9 +180,9 @@ def cbow_centre(target, ctx, n_ctx, alpha, cbow_mean, syn0, syn1, hot_slot, hot_
 @njit(**JIT)
 def skipgram_in_turn(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, rows,
                      pairs, path, dim):
-    """:func:`skipgram_centre` for trees where words may have several codes: the
-    context words take turns, as in word2vec.c, each with one
-    :func:`hsw2v.codes.target_step`. Returns Σ_c −log P(target | c)."""
+    """:func:`skipgram_centre` for a target with several codes: the context words
+    take turns, as in word2vec.c, each with one :func:`hsw2v.codes.target_step`.
+    Returns Σ_c −log P(target | c)."""
     grad, scratch = rows[1], path[0, 0]
     loss = 0.0
     for c in range(n_ctx):
@@ -338,7 +338,7 @@ def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pat
                 c = 0
                 while c < n_ctx:  # a word that comes again must see its own earlier update
                     end = distinct_run(ctx, c, n_ctx)
-                    if several_codes:
+                    if several_codes and codes_of(paths, sen[i]) > 1:
                         loss += skipgram_in_turn(sen[i], ctx[c:end], end - c, alpha, syn0, syn1,
                                                  hot_slot, hot_rows, paths, rows, pairs, path, dim)
                     else:
