@@ -121,8 +121,8 @@ def word_log_prob(H, word, syn1, paths):
     total = 0.0
     for c in range(H.shape[0]):
         row = H[c:c + 1]
-        top = -np.inf
-        for k in range(k0, k1):
+        top = code_log_prob(row, paths.leaves[k0], syn1, paths)  # (no ±inf under fastmath)
+        for k in range(k0 + 1, k1):
             top = max(top, code_log_prob(row, paths.leaves[k], syn1, paths))
         acc = 0.0
         for k in range(k0, k1):  # (recomputed: cheaper than a buffer for a handful of codes)
@@ -183,7 +183,9 @@ def best_first_codes(H, syn1, children, root, paths, max_codes, topn, out_words,
     b_c), and once the topn-th best exact score is ≥ U the list is final. b_c needs
     each open node's per-context log-probabilities, kept in ``buffers.values``; the
     scan of the heap for b_c runs only when the heap top's own bound allows
-    stopping (b_c is at least the top's value, so U is at least the top's bound).
+    stopping (b_c is at least the top's value, so U is at least the top's bound),
+    and after a scan that fails, only once size/8 more words have popped (U only
+    falls as nodes open, so a later stop is still exact; the scans stay O(C) a word).
 
     ``buffers``: a :class:`SearchBuffers`. Returns (words found, inner nodes expanded).
     """
@@ -197,6 +199,7 @@ def best_first_codes(H, syn1, children, root, paths, max_codes, topn, out_words,
     size = heap_push(keys, items, 0, 0.0, 0)
     found = 0
     expanded = 0
+    wait = 0
     while size > 0:
         logp, item, size = heap_pop(keys, items, size)
         node = node_of[item]
@@ -225,11 +228,14 @@ def best_first_codes(H, syn1, children, root, paths, max_codes, topn, out_words,
         seen[word] = 1
         found = _insert_top(out_words, out_logp, found, topn, word,
                             word_log_prob(H, word, syn1, paths))
-        if found < topn or size == 0:
+        wait -= 1
+        if found < topn or size == 0 or wait > 0:
             continue
-        if (_unseen_bound(values, items[:1], n_ctx, log_codes) <= out_logp[topn - 1]
-                and _unseen_bound(values, items[:size], n_ctx, log_codes) <= out_logp[topn - 1]):
+        if _unseen_bound(values, items[:1], n_ctx, log_codes) > out_logp[topn - 1]:
+            continue
+        if _unseen_bound(values, items[:size], n_ctx, log_codes) <= out_logp[topn - 1]:
             break
+        wait = size // 8  # the next full scan after this many new words: O(C) a word amortised
     for i in range(used):  # every word marked seen had a leaf pushed
         if node_of[i] < n_leaves:
             seen[paths.leaf_words[node_of[i]]] = 0
@@ -241,8 +247,8 @@ def _unseen_bound(values, items, n_ctx, log_codes):
     """Σ_c min(0, log max_codes + max over ``items`` of their log P(node | h_c))."""
     total = 0.0
     for c in range(n_ctx):
-        best = -np.inf
-        for item in items:
+        best = values[items[0], c]  # (items is never empty; no ±inf under fastmath)
+        for item in items[1:]:
             best = max(best, values[item, c])
         total += min(0.0, log_codes + best)
     return total

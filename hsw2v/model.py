@@ -47,7 +47,10 @@ MODEL_FORMAT = "hsw2v-model"
 MAX_INFLATION = 100
 """A member may inflate at most this many times: models are written uncompressed,
 and float vectors barely compress; a zip bomb inflates a thousandfold."""
-MODEL_VERSION = 1
+MODEL_VERSION = 2
+"""The newest format this hsw2v reads and writes: 2 for a tree whose words have
+several codes (``extra_leaves``), which hsw2v before it cannot read; a one-code
+model is still written as version 1, which every hsw2v reads."""
 
 
 @dataclass
@@ -188,7 +191,8 @@ class Model:
         word_bytes, offsets = pack_words(self.vocab.words)
         record = {**self.settings.record(), "epoch_loss": self.epoch_loss,
                   **{f"{k}_seconds": v for k, v in self.seconds.items()}}
-        meta = {"format": MODEL_FORMAT, "version": MODEL_VERSION, "tree": self.tree.kind,
+        several = self.tree.n_leaves > self.tree.n_words
+        meta = {"format": MODEL_FORMAT, "version": 2 if several else 1, "tree": self.tree.kind,
                 "settings": record}
         arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
                   "words": word_bytes, "word_offsets": offsets, "counts": self.vocab.counts,
@@ -316,10 +320,10 @@ def load_model(path: str) -> Model:
         raise HSW2VError(f"{path}: corrupt model (unreadable metadata)") from None
     if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
         raise HSW2VError(f"{path}: not an hsw2v model file")
-    if meta.get("version") != MODEL_VERSION:
+    if meta.get("version") not in range(1, MODEL_VERSION + 1) or isinstance(meta["version"], bool):
         raise HSW2VError(
             f"{path}: model format version {meta.get('version')}, "
-            f"but this hsw2v reads version {MODEL_VERSION}"
+            f"but this hsw2v reads versions 1 to {MODEL_VERSION}"
         )
     offsets, counts = arrays["word_offsets"], arrays["counts"]
     vectors, node_vectors = arrays["vectors"], arrays["node_vectors"]
@@ -350,6 +354,9 @@ def load_model(path: str) -> Model:
         settings = TrainSettings.from_record(record).resolved()
     except HSW2VError as e:
         raise HSW2VError(f"{path}: corrupt model ({e})") from None
+    if tree.codes_per_word.max() > max(settings.max_codes, 1):  # bounds training's scratch
+        raise HSW2VError(f"{path}: corrupt model (a word has {tree.codes_per_word.max()} codes, "
+                         f"more than max_codes {settings.max_codes})")
     if node_vectors.shape[1] != vectors.shape[1] + settings.node_bias:
         raise HSW2VError(f"{path}: corrupt model (node_vectors has {node_vectors.shape[1]} columns "
                          f"for vectors of {vectors.shape[1]}, node_bias {settings.node_bias})")

@@ -105,6 +105,7 @@ class TrainSettings:
             (s.epsilon == 0 or (s.tree, s.split) == ("semantic", "adaptive"),
              "--epsilon goes with --tree semantic --split adaptive"),
             (s.epsilon == 0 or not s.huffman_levels, "--epsilon and --huffman-levels do not go together"),
+            (s.epsilon == 0 or s.max_codes != 1, "--epsilon needs --max-codes of 2 or more"),
             (0 <= s.seed < 2**64, f"--seed must lie in 0..2**64-1, got {s.seed}"),
             (s.sample >= 0 and math.isfinite(s.sample), f"--sample must be ≥ 0, got {s.sample}"),
             (s.alpha > 0 and math.isfinite(s.alpha), f"--alpha must be positive, got {s.alpha}"),

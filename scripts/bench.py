@@ -98,7 +98,7 @@ def fma_per_word(model) -> float:
     s = model.settings
     counts = np.asarray(model.vocab.counts, dtype=np.float64)
     kept = counts * keep_probabilities(model.vocab.counts, s.sample)
-    lengths = np.diff(model.tree.path_offsets).astype(np.float64)
+    lengths = model.tree.nodes_per_word.astype(np.float64)  # all of a word's codes
     contexts = s.window + 1  # 2 · E[window − b], b uniform in [0, window)
     if s.arch == "skipgram":
         per_centre = contexts * lengths * 3 * s.dim

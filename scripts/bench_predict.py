@@ -57,6 +57,9 @@ def main() -> None:
     else:
         model = hsw2v.train(a.corpus, arch="cbow", epochs=1, progress=True)
     V = len(model.vocab)
+    if model.tree.n_leaves > V:
+        sys.exit("bench_predict.py: this model's words have several codes; it times the one-code "
+                 "search (Model.predict runs the other)")
     print(f"model: {model.arch}, V = {V}, dim = {model.dim}, tree depth max {model.tree.depths.max()}")
     rng = np.random.default_rng(0)
     contexts = contexts_from_corpus(model, a.corpus, a.contexts, rng)

@@ -1,5 +1,7 @@
 """Words with several codes (ADAPTIVE(ε) trees): the tree, the training step, the
 exact search, and the model file, each against an independent numpy reference."""
+import io
+import json
 import subprocess
 import sys
 import zipfile
@@ -246,10 +248,14 @@ def test_model_file_carries_the_codes(codes_model, tmp_path):
                 np.lib.format.write_array(f, array)
         return str(path)
 
+    meta = json.loads(np.lib.format.read_array(io.BytesIO(members["meta.npy"])).tobytes())
+    assert meta["version"] == 2  # hsw2v before several codes refuses it in one line
     extra = m.tree.extra_leaves.copy()
     extra[0] = len(m.words)
     with pytest.raises(HSW2VError, match="corrupt model"):
         load_model(rewrite("extra_leaves", extra))
+    with pytest.raises(HSW2VError, match="codes, more than max_codes 4"):  # bounds the scratch
+        load_model(rewrite("extra_leaves", np.zeros_like(m.tree.extra_leaves)))
     with pytest.raises(HSW2VError, match="corrupt model"):
         load_model(rewrite("extra_leaves", m.tree.extra_leaves[:-1]))
 
@@ -289,6 +295,8 @@ def test_cli_trains_and_describes_a_tree_with_several_codes(tmp_path):
     (["--epsilon", "0.2"], "--epsilon goes with --tree semantic --split adaptive"),
     (["--tree", "semantic", "--split", "adaptive", "--epsilon", "0.2", "--max-codes", "0"],
      "--max-codes must lie"),
+    (["--tree", "semantic", "--split", "adaptive", "--epsilon", "0.2", "--max-codes", "1"],
+     "--epsilon needs --max-codes of 2 or more"),
 ])
 def test_cli_refuses_bad_epsilon(tmp_path, args, fragment):
     r = run("train", CORPUS, "-o", "v.txt", *args, cwd=tmp_path)

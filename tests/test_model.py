@@ -582,8 +582,8 @@ def test_metadata_is_checked(saved):
         d, {**z, "meta": np.frombuffer(b'{"format": ', np.uint8)})
     for other in ([meta], {**meta, "format": "other"}, {"version": 1}):
         assert refused(d, with_meta(z, other)).endswith(": not an hsw2v model file")
-    message = refused(d, with_meta(z, {**meta, "version": 2}))
-    assert "model format version 2, but this hsw2v reads version 1" in message
+    message = refused(d, with_meta(z, {**meta, "version": 3}))
+    assert "model format version 3, but this hsw2v reads versions 1 to 2" in message
     assert "corrupt model (the tree kind is not a string)" in refused(
         d, with_meta(z, {**meta, "tree": 5}))
     message = refused(d, with_meta(z, {**meta, "settings": {**meta["settings"], "window": "x"}}))
