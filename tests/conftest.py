@@ -1,6 +1,7 @@
 """Shared fixtures: small corpora written to tmp_path."""
 from __future__ import annotations
 
+import functools
 import os
 import random
 import subprocess
@@ -13,6 +14,18 @@ import pytest
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 REPO = Path(__file__).resolve().parents[1]
+
+
+@functools.cache
+def codes_model(arch: str, node_bias: bool = False):
+    """An ADAPTIVE(0.3) model, where words have several codes, on the bundled
+    corpus (2000 words, dim 16, 1 epoch, 1 thread): trained once per session and
+    shared, so tests must not change it."""
+    import hsw2v
+
+    return hsw2v.train(str(REPO / "data" / "enwiki-1m.txt.gz"), arch=arch, max_vocab=2000,
+                       dim=16, epochs=1, threads=1, progress=False, tree="semantic",
+                       split="adaptive", epsilon=0.3, node_bias=node_bias)
 
 
 def planted_corpus(groups: int = 4, size: int = 8, sentences: int = 1500, seed: int = 0) -> tuple[str, list[list[str]]]:

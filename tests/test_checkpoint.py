@@ -42,10 +42,7 @@ def killed_run(tmp_path, threads: int, *extra: str) -> str:
     return str(ck)
 
 
-@pytest.mark.parametrize(("threads", "extra"), [
-    (1, ()), (2, ()), (1, ("--node-bias",)),
-    (1, ("--tree", "semantic", "--split", "adaptive", "--epsilon", "0.3")),  # several codes
-])
+@pytest.mark.parametrize(("threads", "extra"), [(1, ()), (2, ()), (1, ("--node-bias",))])
 def test_a_killed_run_resumes(tmp_path, threads, extra):
     whole = run_hsw2v(tmp_path, "train", CORPUS, *RUN, *extra, "--threads", str(threads),
                       "-o", "whole.txt", "--save-model", "whole.npz")

@@ -19,6 +19,7 @@ from hsw2v.semantic import semantic_tree
 from hsw2v.tree import from_overlapping_splits
 
 from .conftest import REPO
+from .conftest import codes_model as trained_codes_model
 from .references import reference_log_probs
 
 CORPUS = str(REPO / "data" / "enwiki-1m.txt.gz")
@@ -172,8 +173,7 @@ def test_step_with_several_codes_is_the_exact_gradient(bias):
 
 @pytest.fixture(scope="module", params=["cbow", "skipgram"])
 def codes_model(request, tmp_path_factory):
-    m = hsw2v.train(CORPUS, arch=request.param, max_vocab=2000, dim=16, epochs=1, threads=1,
-                    progress=False, tree="semantic", split="adaptive", epsilon=0.3)
+    m = trained_codes_model(request.param)
     assert m.tree.codes_per_word.max() > 1 and m.tree.codes_per_word.mean() > 1.2
     m.path = str(tmp_path_factory.mktemp("codes") / f"{request.param}.npz")
     m.save(m.path)

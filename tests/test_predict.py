@@ -10,7 +10,7 @@ from hsw2v.cli import cli
 from hsw2v.errors import HSW2VError
 from hsw2v.heldout import score
 
-from .conftest import REPO
+from .conftest import REPO, codes_model
 from .references import reference_log_probs
 
 CORPUS = str(REPO / "data" / "enwiki-1m.txt.gz")
@@ -156,12 +156,11 @@ def test_cli_bad_input(model, tmp_path, args, fragment):
 def any_model(request):
     """Models of each arch, context vector and node model; ``codes``: an
     ADAPTIVE(0.3) tree, where words have several codes."""
-    arch = request.param.split("-")[0]
-    codes = {"tree": "semantic", "split": "adaptive", "epsilon": 0.3} if "-codes" in request.param else {}
-    m = hsw2v.train(CORPUS, arch=arch, cbow_mean=request.param != "cbow-sum", max_vocab=2000,
-                    dim=16, epochs=1, threads=1, progress=False,
-                    node_bias=request.param.endswith("-bias"), **codes)
-    assert (m.tree.codes_per_word.max() > 1) == bool(codes)
+    arch, bias, codes = request.param.split("-")[0], request.param.endswith("-bias"), "-codes" in request.param
+    m = codes_model(arch, bias) if codes else hsw2v.train(
+        CORPUS, arch=arch, cbow_mean=request.param != "cbow-sum", max_vocab=2000, dim=16,
+        epochs=1, threads=1, progress=False, node_bias=bias)
+    assert (m.tree.codes_per_word.max() > 1) == codes
     if m.settings.node_bias:  # trained biases, far from zero
         assert m.node_vectors.shape[1] == 17 and np.abs(m.node_vectors[:, 16]).max() > 0.5
     return m
