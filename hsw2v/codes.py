@@ -5,8 +5,6 @@ words sit side by side, over the one-code kernels of :mod:`hsw2v.softmax`.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 from numba import njit, prange
 
@@ -147,23 +145,15 @@ def _insert_top(out_words, out_logp, found, topn, word, value):
     return min(found + 1, topn)
 
 
-class SearchBuffers(NamedTuple):
-    """Scratch for :func:`best_first_codes`, for a tree of L leaves and V words and
-    contexts of up to C rows: a heap (``keys``, ``items``) and a row of per-context
-    log-probabilities (``values``) and the node id (``node_of``) for each node
-    pushed, and a per-word ``seen`` mask, all zeros between searches."""
-
-    keys: np.ndarray  # float64 (2L)
-    items: np.ndarray  # int64 (2L)
-    values: np.ndarray  # float64 (2L, C)
-    node_of: np.ndarray  # int64 (2L)
-    seen: np.ndarray  # uint8 (V)
-
-    @classmethod
-    def make(cls, n_leaves: int, n_words: int, rows: int) -> SearchBuffers:
-        return cls(np.empty(2 * n_leaves), np.empty(2 * n_leaves, np.int64),
-                   np.empty((2 * n_leaves, rows)), np.empty(2 * n_leaves, np.int64),
-                   np.zeros(n_words, np.uint8))
+@njit(**JIT)
+def search_buffers(n_leaves, n_words, rows):
+    """Scratch for :func:`best_first_codes` over a tree of ``n_leaves`` leaves and
+    ``n_words`` words, for contexts of up to ``rows`` rows: a heap (keys, items),
+    a row of per-context log-probabilities and the node id for each node pushed
+    (at most 2L of each), and a per-word ``seen`` mask of zeros (left as zeros)."""
+    return (np.empty(2 * n_leaves), np.empty(2 * n_leaves, np.int64),
+            np.empty((2 * n_leaves, rows)), np.empty(2 * n_leaves, np.int64),
+            np.zeros(n_words, np.uint8))
 
 
 @njit(**JIT)
@@ -187,7 +177,7 @@ def best_first_codes(H, syn1, children, root, paths, max_codes, topn, out_words,
     and after a scan that fails, only once size/8 more words have popped (U only
     falls as nodes open, so a later stop is still exact; the scans stay O(C) a word).
 
-    ``buffers``: a :class:`SearchBuffers`. Returns (words found, inner nodes expanded).
+    ``buffers``: from :func:`search_buffers`. Returns (words found, inner nodes expanded).
     """
     keys, items, values, node_of, seen = buffers
     n_leaves = children.shape[0] + 1
@@ -265,9 +255,7 @@ def best_first_batch(Hs, rows, syn1, children, root, paths, max_codes, topn, out
     n_leaves = children.shape[0] + 1
     for b in prange(Hs.shape[0]):
         if max_codes > 1:
-            buffers = (np.empty(2 * n_leaves), np.empty(2 * n_leaves, np.int64),
-                       np.empty((2 * n_leaves, Hs.shape[1])), np.empty(2 * n_leaves, np.int64),
-                       np.zeros(len(paths.leaf_offsets) - 1, np.uint8))
+            buffers = search_buffers(n_leaves, len(paths.leaf_offsets) - 1, Hs.shape[1])
             _, expanded[b] = best_first_codes(Hs[b, :rows[b]], syn1, children, root, paths,
                                               max_codes, topn, out_words[b], out_logp[b], buffers)
         else:

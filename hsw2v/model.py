@@ -32,7 +32,7 @@ from typing import IO
 
 import numpy as np
 
-from .codes import SearchBuffers, best_first_batch, best_first_codes, word_log_prob
+from .codes import best_first_batch, best_first_codes, search_buffers, word_log_prob
 from .errors import HSW2VError
 from .files import atomic_write
 from .memory import release_free_memory
@@ -124,10 +124,9 @@ class Model:
         logp = np.empty(topn, dtype=np.float64)
         tree = self.tree
         if tree.n_leaves > tree.n_words:
-            buffers = SearchBuffers.make(tree.n_leaves, tree.n_words, len(H))
             found, _ = best_first_codes(H, self.node_vectors, tree.children, tree.root, tree.flat,
-                                        int(tree.codes_per_word.max()), topn, words, logp,
-                                        tuple(buffers))
+                                        tree.max_codes, topn, words, logp,
+                                        search_buffers(tree.n_leaves, tree.n_words, len(H)))
         else:
             keys = np.empty(tree.n_leaves + 2, dtype=np.float64)
             items = np.empty(tree.n_leaves + 2, dtype=np.int64)
@@ -153,7 +152,7 @@ class Model:
         expanded = np.empty(len(mats), dtype=np.int64)
         tree = self.tree
         best_first_batch(Hs, rows, self.node_vectors, tree.children, tree.root, tree.flat,
-                         int(tree.codes_per_word.max()), topn, words, logp, expanded)
+                         tree.max_codes, topn, words, logp, expanded)
         return [[(self.vocab.words[w], float(np.exp(lp))) for w, lp in zip(ws, lps)]
                 for ws, lps in zip(words, logp)]
 
@@ -354,8 +353,8 @@ def load_model(path: str) -> Model:
         settings = TrainSettings.from_record(record).resolved()
     except HSW2VError as e:
         raise HSW2VError(f"{path}: corrupt model ({e})") from None
-    if tree.codes_per_word.max() > max(settings.max_codes, 1):  # bounds training's scratch
-        raise HSW2VError(f"{path}: corrupt model (a word has {tree.codes_per_word.max()} codes, "
+    if tree.max_codes > max(settings.max_codes, 1):  # bounds training's scratch
+        raise HSW2VError(f"{path}: corrupt model (a word has {tree.max_codes} codes, "
                          f"more than max_codes {settings.max_codes})")
     if node_vectors.shape[1] != vectors.shape[1] + settings.node_bias:
         raise HSW2VError(f"{path}: corrupt model (node_vectors has {node_vectors.shape[1]} columns "

@@ -71,6 +71,7 @@ class Tree:
         self.leaf_offsets = np.zeros(n_words + 1, dtype=np.int64)
         np.cumsum(np.bincount(self.leaf_words, minlength=n_words), out=self.leaf_offsets[1:])
         self.leaves = order.astype(np.int32)
+        self.max_codes = int(np.diff(self.leaf_offsets).max())
 
     def __len__(self) -> int:
         return self.n_words
@@ -127,7 +128,7 @@ class Tree:
             "mean_path_length": float(visits.mean()),
             "weighted_mean_path_length": float((visits * counts).sum() / np.sum(counts)),
             "codes_per_word": float(codes.mean()),
-            "max_codes": int(codes.max()),
+            "max_codes": self.max_codes,
         }
 
 

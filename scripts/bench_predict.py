@@ -108,10 +108,10 @@ def main() -> None:
     for threads in sorted({1, numba.config.NUMBA_NUM_THREADS}):
         numba.set_num_threads(threads)
         best_first_batch(Hs, rows, model.node_vectors, t.children, t.root, t.flat,
-                         int(t.codes_per_word.max()), a.topn, bw, bl, be)
+                         t.max_codes, a.topn, bw, bl, be)
         s = time.perf_counter()
         best_first_batch(Hs, rows, model.node_vectors, t.children, t.root, t.flat,
-                         int(t.codes_per_word.max()), a.topn, bw, bl, be)
+                         t.max_codes, a.topn, bw, bl, be)
         el = time.perf_counter() - s
         print(f"batch of {len(mats)} contexts, {threads} thread(s): {len(mats) / el:,.0f} contexts/s")
 

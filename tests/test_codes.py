@@ -12,7 +12,7 @@ import pytest
 
 import hsw2v
 from hsw2v import codes
-from hsw2v.codes import SearchBuffers, best_first_codes
+from hsw2v.codes import best_first_codes, search_buffers
 from hsw2v.errors import HSW2VError
 from hsw2v.model import load_model
 from hsw2v.semantic import semantic_tree
@@ -185,7 +185,7 @@ def search(m, context, topn, max_codes):
     words, logp = np.empty(topn, np.int64), np.empty(topn)
     found, expanded = best_first_codes(H, m.node_vectors, t.children, t.root, t.flat, max_codes,
                                        topn, words, logp,
-                                       tuple(SearchBuffers.make(t.n_leaves, t.n_words, len(H))))
+                                       search_buffers(t.n_leaves, t.n_words, len(H)))
     return words[:found].tolist(), logp[:found], expanded
 
 
