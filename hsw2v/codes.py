@@ -6,7 +6,8 @@ words sit side by side, over the one-code kernels of :mod:`hsw2v.softmax`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.extending import overload
 
 from .softmax import (
     best_first,
@@ -17,23 +18,56 @@ from .softmax import (
     hs_step,
     log_sigmoid,
 )
+from .tree import FlatCodes, FlatPaths
 from .utils import JIT
 
 
-@njit(**JIT)
-def codes_of(paths, word):
-    """How many codes ``word`` has."""
-    return paths.leaf_offsets[word + 1] - paths.leaf_offsets[word]
+def _has_codes(paths) -> bool:
+    """Whether numba type ``paths`` is a :class:`FlatCodes` (else a :class:`FlatPaths`)."""
+    return isinstance(paths, types.BaseNamedTuple) and paths.instance_class is FlatCodes
+
+
+def codes_of(paths: FlatPaths | FlatCodes, word: int) -> int:
+    """How many codes ``word`` has; always 1 in a :class:`FlatPaths`, and in numba
+    code a constant then."""
+    if isinstance(paths, FlatCodes):
+        return int(paths.leaf_offsets[word + 1] - paths.leaf_offsets[word])
+    return 1
+
+
+@overload(codes_of, jit_options=JIT)
+def _codes_of(paths, word):
+    if _has_codes(paths):
+        return lambda paths, word: paths.leaf_offsets[word + 1] - paths.leaf_offsets[word]
+    return lambda paths, word: 1
 
 
 @njit(**JIT)
-def target_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):
-    """The SGD step for predicting ``target`` from ``h``: :func:`hs_step` for a word
-    with one code, :func:`multi_code_step` for a word with several (same arguments)."""
+def any_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):
+    """The SGD step for predicting ``target`` from ``h`` when ``paths`` is a
+    :class:`FlatCodes`: :func:`hs_step` for a word with one code,
+    :func:`multi_code_step` for a word with several (same arguments)."""
     if codes_of(paths, target) > 1:
         return multi_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h,
                                scratch, dim)
     return hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim)
+
+
+def target_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):
+    """The SGD step for predicting ``target`` from ``h``, chosen by the type of
+    ``paths`` (also when numba compiles a caller): :func:`any_code_step` for a
+    :class:`FlatCodes`, :func:`hs_step` and nothing else for a :class:`FlatPaths`."""
+    step = any_code_step if isinstance(paths, FlatCodes) else hs_step
+    return step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim)
+
+
+@overload(target_step, jit_options=JIT, prefer_literal=True, inline="always")
+def _target_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):
+    step = any_code_step if _has_codes(paths) else hs_step
+
+    def impl(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):
+        return step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim)
+    return impl
 
 
 @njit(**JIT)

@@ -17,7 +17,7 @@ import numpy as np
 from numba import literally, njit
 
 from .codes import codes_of, target_step
-from .softmax import branch_loss_grad, context_mean, gather_context, hs_step
+from .softmax import branch_loss_grad, context_mean, gather_context
 from .utils import JIT, lcg_next, lcg_uniform, prefetch_row
 
 
@@ -157,19 +157,14 @@ def distinct_run(ctx, start, n):
 
 @njit(**JIT)
 def cbow_centre(target, ctx, n_ctx, alpha, cbow_mean, syn0, syn1, hot_slot, hot_rows, paths,
-                several_codes, rows, path, dim):
+                rows, path, dim):
     """CBOW step: the mean (or sum) h of the context vectors ``ctx[:n_ctx]`` predicts
     ``target``; as in word2vec.c, the whole gradient step for h is added to every
-    context vector. ``several_codes``: see :func:`train_block`. ``rows``, ``path``:
-    a :class:`State`'s scratch. Returns −log P(target | h)."""
+    context vector. ``rows``, ``path``: a :class:`State`'s scratch. Returns −log P(target | h)."""
     h, grad_h = rows[0, 0], rows[1, 0]
     context_mean(syn0, ctx, n_ctx, cbow_mean, h, dim)
     grad_h[:] = 0.0
-    if several_codes:
-        loss = target_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, path[0, 0],
-                           dim)
-    else:
-        loss = hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, path[0, 0], dim)
+    loss = target_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, path[0, 0], dim)
     for k in range(n_ctx):
         c = syn0[ctx[k]]
         for d in range(dim):
@@ -290,7 +285,7 @@ def skipgram_centre(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, p
 
 @njit(**JIT)
 def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, paths, config,
-                state, several_codes, dim):
+                state, dim):
     """Train on one block: ``ids`` split into sentences ending at ``sent_ends[:n_sents]``.
 
     For each sentence, the words that survive subsampling are visited in order; each
@@ -299,17 +294,17 @@ def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pat
     ``alpha0`` at the block's first word to ``alpha1`` after its last. The hot inner
     nodes are trained in the thread's private rows, merged into ``weights.syn1``
     every ``config.sync_every`` words and at the end (pass no hot nodes to train
-    ``syn1`` directly). ``several_codes`` says whether some word of the tree has
-    several codes, and ``dim`` must equal the vectors' width: both are compile-time
-    constants, so numba compiles (and caches) a version for each, with the loops
-    over ``dim`` unrolled and, with one code a word, no trace of the several-codes
-    steps. (Checking each word's codes at run time, or passing the step functions
-    as arguments, which numba does not inline, made one-code skip-gram 14–17%
-    slower in ``scripts/bench_kernels.py``.)
+    ``syn1`` directly). ``dim`` must equal the vectors' width: a compile-time
+    constant, so numba compiles (and caches) a version for each, with the loops
+    over ``dim`` unrolled. So is whether words may have several codes, from the
+    type of ``paths`` (:attr:`hsw2v.tree.Tree.training_paths`): with a
+    :class:`~hsw2v.tree.FlatPaths`, no trace of the several-codes steps. (Checking
+    each word's codes at run time, or passing the step functions as arguments,
+    which numba does not inline, made one-code skip-gram 14–17% slower in
+    ``scripts/bench_kernels.py``.)
     Returns (sum of −log P, number of examples): skip-gram has one example per
     (centre, context) pair, CBOW one per centre word.
     """
-    literally(several_codes)
     literally(dim)
     syn0, syn1, hot_nodes, hot_slot = weights
     window, cbow_mean, skipgram, sync_every = config
@@ -338,7 +333,7 @@ def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pat
                 c = 0
                 while c < n_ctx:  # a word that comes again must see its own earlier update
                     end = distinct_run(ctx, c, n_ctx)
-                    if several_codes and codes_of(paths, sen[i]) > 1:
+                    if codes_of(paths, sen[i]) > 1:
                         loss += skipgram_in_turn(sen[i], ctx[c:end], end - c, alpha, syn0, syn1,
                                                  hot_slot, hot_rows, paths, rows, pairs, path, dim)
                     else:
@@ -348,7 +343,7 @@ def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pat
                 n_examples += n_ctx
             else:
                 loss += cbow_centre(sen[i], ctx, n_ctx, alpha, cbow_mean, syn0, syn1, hot_slot,
-                                    hot_rows, paths, several_codes, rows, path, dim)
+                                    hot_rows, paths, rows, path, dim)
                 n_examples += 1
     sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
     rng[0] = r

