@@ -123,7 +123,7 @@ class Model:
         words = np.empty(topn, dtype=np.int64)
         logp = np.empty(topn, dtype=np.float64)
         tree = self.tree
-        if tree.n_leaves > tree.n_words:
+        if tree.max_codes > 1:
             found, _ = best_first_codes(H, self.node_vectors, tree.children, tree.root, tree.flat,
                                         tree.max_codes, topn, words, logp,
                                         search_buffers(tree.n_leaves, tree.n_words, len(H)))
@@ -190,14 +190,14 @@ class Model:
         word_bytes, offsets = pack_words(self.vocab.words)
         record = {**self.settings.record(), "epoch_loss": self.epoch_loss,
                   **{f"{k}_seconds": v for k, v in self.seconds.items()}}
-        several = self.tree.n_leaves > self.tree.n_words
+        several = self.tree.max_codes > 1
         meta = {"format": MODEL_FORMAT, "version": 2 if several else 1, "tree": self.tree.kind,
                 "settings": record}
         arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
                   "words": word_bytes, "word_offsets": offsets, "counts": self.vocab.counts,
                   "children": self.tree.children, "vectors": self.vectors,
                   "node_vectors": self.node_vectors}
-        if self.tree.n_leaves > self.tree.n_words:
+        if several:
             arrays["extra_leaves"] = self.tree.extra_leaves
         # np.savez's layout, but the zip is closed even when a write fails (older
         # numpy left that to the garbage collector, which printed a traceback).

@@ -97,18 +97,15 @@ def prefetch_item(typingctx, array, index):
     return sig, codegen
 
 
-def for_dim(kernel, *args, constants: int = 1):
-    """``kernel`` compiled for ``args``, whose last ``constants`` (the vector size
-    last) become compile-time constants; call the result with arguments of the
-    same types.
+def for_dim(kernel, *args):
+    """``kernel`` compiled for ``args``, whose last one, the vector size, becomes a
+    compile-time constant; call the result with arguments of the same types.
 
-    The training kernels ask for those constants with ``numba.literally``. Called
+    The training kernels ask for that constant with ``numba.literally``. Called
     through the dispatcher, they would be typed again on every call (tens of
     milliseconds a block); the compiled entry point is called directly instead.
     """
-    cut = len(args) - constants
-    sig = (tuple(kernel.typeof_pyval(a) for a in args[:cut])
-           + tuple(types.literal(a if isinstance(a, bool) else int(a)) for a in args[cut:]))
+    sig = tuple(kernel.typeof_pyval(a) for a in args[:-1]) + (types.literal(int(args[-1])),)
     kernel.compile(sig)
     return kernel.get_overload(sig)
 
