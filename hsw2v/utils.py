@@ -1,6 +1,6 @@
 """numba helpers that import nothing from the package: compile options, word2vec.c's
-random generator, a cache-prefetch intrinsic, byte hashing, the rows in which two
-matrices differ and adding to rows, and compiling a kernel for one vector size."""
+random generator, a cache-prefetch intrinsic, byte hashing, copying the rows that keys
+reach, the rows in which two matrices differ and adding to rows, and compiling a kernel for one vector size."""
 from __future__ import annotations
 
 import numpy as np
@@ -111,15 +111,33 @@ def for_dim(kernel, *args):
 
 
 @njit(**JIT)
-def changed_rows(new, old, rows):
-    """Write the indices of the rows where ``new`` and ``old`` differ to ``rows``; their number."""
+def changed_rows(new, old, candidates, rows):
+    """Write the rows among ``candidates`` where ``new`` and ``old`` differ to
+    ``rows``, in the candidates' order; their number."""
     n = 0
-    for i in range(new.shape[0]):
+    for r in candidates:
         for j in range(new.shape[1]):
-            if new[i, j] != old[i, j]:
-                rows[n] = i
+            if new[r, j] != old[r, j]:
+                rows[n] = r
                 n += 1
                 break
+    return n
+
+
+@njit(**JIT)
+def take_rows(keys, offsets, items, src, dst, seen, rows, n):
+    """For each key, each row r of ``items[offsets[key]:offsets[key + 1]]`` not yet
+    ``seen``: mark it, append it to ``rows`` (after the first ``n``), and copy
+    ``src[r]`` to ``dst[r]``. Returns the new number of rows."""
+    for key in keys:
+        for k in range(offsets[key], offsets[key + 1]):
+            r = items[k]
+            if not seen[r]:
+                seen[r] = True
+                rows[n] = r
+                n += 1
+                for j in range(src.shape[1]):
+                    dst[r, j] = src[r, j]
     return n
 
 

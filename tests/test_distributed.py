@@ -18,7 +18,7 @@ import pytest
 import hsw2v
 from hsw2v.reader import Slice, iter_blocks
 
-from .conftest import hsw2v_command, one_line_error, planted_corpus, run_hsw2v
+from .conftest import REPO, hsw2v_command, one_line_error, planted_corpus, run_hsw2v
 
 distributed = pytest.importorskip("distributed")
 
@@ -88,7 +88,7 @@ def test_two_workers_train_as_well_as_one_machine(tmp_path, cluster):
     assert cluster.status == "running"  # a client passed in is not closed
     from hsw2v import rounds
 
-    held = cluster.run(lambda: len(rounds._RESIDENT) + len(rounds._REPLICAS) + len(rounds._TABLES))
+    held = cluster.run(lambda: len(rounds._RESIDENT) + len(rounds._REPLICAS) + len(rounds._RUNS))
     assert set(held.values()) == {0}  # the workers let go of the run's weights
 
 
@@ -375,3 +375,79 @@ def test_round_changes_against_dense_numpy():
     at_once = rounds.weights_at(job, anchor, history)
     assert np.array_equal(stepwise[0], at_once.syn0) and np.array_equal(stepwise[1], at_once.syn1)
     assert np.array_equal(anchor.syn0, kept[0]) and np.array_equal(anchor.syn1, kept[1])
+
+
+def test_a_round_trains_a_sparse_replica_to_the_change_of_a_full_copy(tmp_path):
+    """``train_slice`` copies into its replica only the rows the slice's words can
+    read, and compares only those: with every other row of the replica NaN, its
+    change is exactly what training a full copy of the weights moves, found by
+    comparing the whole matrices in numpy."""
+    from dataclasses import replace
+
+    from hsw2v import rounds
+    from hsw2v.checkpoint import Position
+    from hsw2v.model import Model
+    from hsw2v.settings import TrainSettings
+    from hsw2v.trainer import _run_epochs
+    from hsw2v.tree import build_tree
+
+    with gzip.open(REPO / "data" / "enwiki-1m.txt.gz") as f:
+        words = f.read(200_000).decode().split()[:-1]
+    text = "\n".join(" ".join(words[i:i + 30]) for i in range(0, len(words), 30)) + "\n"
+    path = tmp_path / "c.txt"
+    path.write_text(text)
+    counts = hsw2v.corpus.count_words(str(path), threads=1, min_count=1)
+    vocab = counts.to_vocab(1, None)
+    rng = np.random.default_rng(5)
+    for arch in ("cbow", "skipgram"):
+        s = TrainSettings(arch=arch, dim=16, window=3, sample=1e-3, threads=1, seed=7).resolved()
+        tree = build_tree(s.tree, vocab.counts, s.seed)
+        job = rounds.Job(f"t-{arch}", vocab, tree, s, 10**6, rounds.row_visits(vocab, tree, s))
+        start = rounds.Anchor(0, rng.normal(size=(len(vocab), 16)).astype(np.float32),
+                              rng.normal(size=(len(vocab) - 1, 16)).astype(np.float32))
+        part = Slice(str(path), len(text) // 3, len(text) // 3 + 4000)  # a few sentences
+        rounds._RESIDENT.clear()
+        rounds._REPLICAS.clear()
+        rounds._REPLICAS[job.token] = (np.full_like(start.syn0, np.nan), np.full_like(start.syn1, np.nan))
+        got = rounds.train_slice(job, start, [], part, 1, 5000, 700, 3)
+
+        full = Model(vocab, tree, start.syn0.copy(), start.syn1.copy(), replace(s, epochs=2))
+        seeds = np.random.SeedSequence([s.seed, 1, 3]).generate_state(1, np.uint64)
+        at = Position(700, exact=False, epoch=1, words=5000, loss_sum=[0.0, 0.0], examples=[0, 0],
+                      rng=[int(x) for x in seeds])
+        _run_epochs(part, full, full.settings, False, at, schedule=10**6)
+        for rows, moves, new, old in ((got.rows0, got.syn0, full.vectors, start.syn0),
+                                      (got.rows1, got.syn1, full.node_vectors, start.syn1)):
+            want = np.flatnonzero((new != old).any(axis=1))
+            assert 0 < len(want) < len(old) // 2
+            np.testing.assert_array_equal(rows, want)
+            np.testing.assert_array_equal(moves, new[want] - old[want])
+        assert got.loss_sum == at.loss_sum[1] and got.words == at.words - 5000
+    rounds._REPLICAS.clear()
+
+
+def test_reach_lists_the_nodes_on_every_code_of_a_word():
+    """A word's inner-node rows in :func:`hsw2v.rounds.reach` are those on each of
+    its codes' paths (walked up from the leaves in Python here), also when words
+    have several codes; its word rows are the word itself."""
+    from hsw2v import rounds
+    from hsw2v.tree import Tree, huffman
+    from hsw2v.vocab import Vocab
+
+    several = Tree(np.array([[0, 4], [1, 5], [2, 3], [6, 7], [8, 9]]), "test", np.array([0, 2]))
+    for tree in (huffman(np.array([9, 7, 5, 4, 2, 1])), several):
+        v, leaves = tree.n_words, tree.n_leaves
+        vocab = Vocab([f"w{i}" for i in range(v)], np.arange(v, 0, -1) * 10)
+        got = rounds.reach(vocab, tree)
+        parent = {int(c): a for a, pair in enumerate(tree.children) for c in pair}
+        for w in range(v):
+            want = []
+            for leaf in [w] + [v + j for j, x in enumerate(tree.extra_leaves) if x == w]:
+                node = leaf
+                while node in parent:
+                    want.append(parent[node])
+                    node = leaves + parent[node]
+            (o0, i0), (o1, i1) = got.words, got.nodes
+            assert list(i0[o0[w]:o0[w + 1]]) == [w]
+            assert sorted(i1[o1[w]:o1[w + 1]]) == sorted(want), (tree.kind, w)
+        assert sorted(got.hot) == list(range(leaves - 1))  # fewer than HOT_NODES: all
