@@ -180,17 +180,32 @@ def anchor_at(job: Job, anchor: Anchor, history: list[list[Change]]) -> Anchor:
     return Anchor(held.round, held.syn0.copy(), held.syn1.copy())
 
 
+DENSE_WORDS = 4
+"""A slice of more than this many words per vocabulary word copies and compares
+the whole weights: it reads most rows (CBOW's 1M-word rounds, 63% of them on
+enwiki-17m), and whole matrices copy faster than most of their rows one by one."""
+
+
 class ReplicaBlocks:
     """A slice's blocks, as :func:`hsw2v.trainer._run_epochs` takes a spool's; before
     each block trains, the rows it can read (see :class:`Reach`) are copied from the
     start weights into the replica, each row once. The replica's other rows are
     left from earlier rounds and never read: a round copies, and then compares,
     only the rows it can have changed (for a 125,000-word skip-gram round on
-    enwiki-17m, 18% of the word vectors and 38% of the node vectors)."""
+    enwiki-17m, 18% of the word vectors and 38% of the node vectors). With
+    ``dense``, every row is copied at once instead."""
 
     def __init__(self, part: str | Slice | list, table: WordTable, reach: Reach, start: Anchor,
-                 replica: tuple[np.ndarray, np.ndarray]):
+                 replica: tuple[np.ndarray, np.ndarray], dense: bool = False):
         self.part, self.table, self.reach, self.start, self.replica = part, table, reach, start, replica
+        self.dense = dense
+        if dense:
+            np.copyto(replica[0], start.syn0)
+            np.copyto(replica[1], start.syn1)
+            self.rows = (np.arange(len(start.syn0), dtype=np.int32),
+                         np.arange(len(start.syn1), dtype=np.int32))
+            self.taken = [len(start.syn0), len(start.syn1)]
+            return
         self.seen = (np.zeros(len(start.syn0), dtype=np.bool_), np.zeros(len(start.syn1), dtype=np.bool_))
         self.rows = (np.empty(len(start.syn0), dtype=np.int32), np.empty(len(start.syn1), dtype=np.int32))
         hot = reach.hot  # (read by every thread at its start)
@@ -201,6 +216,8 @@ class ReplicaBlocks:
 
     def take(self, ids: np.ndarray) -> None:
         """Copy the rows the words ``ids`` can read that no block before has."""
+        if self.dense:
+            return
         (syn0, syn1), (seen0, seen1), (rows0, rows1) = self.replica, self.seen, self.rows
         before = self.taken[0]
         self.taken[0] = take_rows(ids, *self.reach.words, self.start.syn0, syn0, seen0, rows0, before)
@@ -255,7 +272,8 @@ def train_slice(job: Job, anchor: Anchor, history: list[list[Change]], part: str
     position = Position(max(words, 1), exact=False, epoch=epoch, words=words_before,
                         loss_sum=[0.0] * (epoch + 1), examples=[0] * (epoch + 1),
                         rng=[int(x) for x in seeds])
-    blocks = ReplicaBlocks(part, run.table, run.reach, start, replica)
+    blocks = ReplicaBlocks(part, run.table, run.reach, start, replica,
+                           dense=words > DENSE_WORDS * len(job.vocab))
     _run_epochs(part, model, s, False, position, spool=blocks, schedule=job.schedule)
     change = blocks.change(position.words - words_before, position.loss_sum[epoch],
                            position.examples[epoch])

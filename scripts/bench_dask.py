@@ -4,6 +4,7 @@ the round length and the number of workers.
 
     python scripts/bench_dask.py [--runs 2] [--rounds 125000,250000,1000000,4000000]
                                  [--workers 1,2,4] [--quick]
+    python scripts/bench_dask.py --shards DIR    # only write the shards, and keep them
 
 Settings: dim 100, window 5, sample 1e-3; skip-gram 1 epoch and CBOW 3 epochs.
 "local" is ``--threads 2``; "dask" is ``--engine dask --workers 2 --threads 1`` (a
@@ -76,7 +77,13 @@ def main() -> None:
     parser.add_argument("--rounds", default="125000,250000,1000000,4000000")
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--shards", metavar="DIR", help="only write the 8 shards to DIR (kept), for "
+                        "scripts/bench_kernels.py --dask-workers")
     args = parser.parse_args()
+    if args.shards:
+        Path(args.shards).mkdir(parents=True, exist_ok=True)
+        print("\n".join(write_shards(Path(args.shards))))
+        return
     work = Path(tempfile.mkdtemp(prefix="hsw2v-bench-dask-"))
     try:
         shards = write_shards(work)[: 2 if args.quick else None]

@@ -12,6 +12,8 @@ with vector size N (``. .:104`` compares sizes 100 and 104 of one checkout),
 ``DIR+bias`` with node biases, and ``DIR@CPU`` with the kernels compiled for LLVM's
 CPU model CPU (``NUMBA_CPU_NAME``): ``@haswell`` also limits the instruction set to
 AVX2 and FMA (a 2013 desktop's), any other name keeps this CPU's features.
+``--dask-workers N --corpus SHARDS/`` measures ``--engine dask`` instead (shards as
+``scripts/bench_dask.py`` writes them; see its ``--shards``).
 """
 from __future__ import annotations
 
@@ -42,6 +44,8 @@ import json, sys
 sys.path.insert(0, sys.argv[1])
 import hsw2v
 extra = {"node_bias": True} if sys.argv[8] == "bias" else {}
+if int(sys.argv[9]):
+    extra.update(engine="dask", workers=int(sys.argv[9]))
 m = hsw2v.train(sys.argv[2], arch=sys.argv[3], epochs=int(sys.argv[4]), threads=int(sys.argv[5]),
                 dim=int(sys.argv[6]), seed=int(sys.argv[7]), progress=False, **extra)
 print(json.dumps({"words_per_s": m.vocab.total * m.settings.epochs / m.seconds["train"],
@@ -49,13 +53,14 @@ print(json.dumps({"words_per_s": m.vocab.total * m.settings.epochs / m.seconds["
 """
 
 
-def run(checkout: str, corpus: str, arch: str, epochs: int, threads: int, dim: int, seed: int) -> dict:
+def run(checkout: str, corpus: str, arch: str, epochs: int, threads: int, dim: int, seed: int,
+        dask_workers: int = 0) -> dict:
     """One training run of ``checkout`` (``DIR[:dim][+bias][@cpu]``) in a fresh process."""
     checkout, _, cpu = checkout.partition("@")
     checkout, _, bias = checkout.partition("+")
     directory, colon, size = checkout.partition(":")
     cmd = [sys.executable, "-c", CHILD, str(Path(directory).resolve()), corpus, arch, str(epochs),
-           str(threads), size if colon else str(dim), str(seed), bias]
+           str(threads), size if colon else str(dim), str(seed), bias, str(dask_workers)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False,
                           env={**os.environ, **cpu_env(cpu)})
     if proc.returncode != 0:
@@ -72,15 +77,19 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--dim", type=int, default=100)
     p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--dask-workers", type=int, default=0,
+                   help="train with --engine dask on a LocalCluster of this many workers, each "
+                        "with --threads threads (give --corpus a directory of plain shards)")
     a = p.parse_args()
     results: dict[str, list[dict]] = {c: [] for c in a.checkouts}
     for r in range(a.runs):
         for c in a.checkouts:
-            res = run(c, a.corpus, a.arch, a.epochs, a.threads, a.dim, r + 1)
+            res = run(c, a.corpus, a.arch, a.epochs, a.threads, a.dim, r + 1, a.dask_workers)
             results[c].append(res)
             print(f"# run {r + 1} {c}: {json.dumps(res)}", file=sys.stderr, flush=True)
     first = a.checkouts[0]
-    print(f"{a.arch}, {a.epochs} epoch(s), {a.threads} thread(s), dim {a.dim}, {a.runs} runs each")
+    on = f"Dask, {a.dask_workers} workers × " if a.dask_workers else ""
+    print(f"{a.arch}, {a.epochs} epoch(s), {on}{a.threads} thread(s), dim {a.dim}, {a.runs} runs each")
     for c in a.checkouts:
         speed = statistics.median(x["words_per_s"] for x in results[c])
         loss = statistics.median(x["loss"] for x in results[c])

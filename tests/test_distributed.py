@@ -381,7 +381,8 @@ def test_a_round_trains_a_sparse_replica_to_the_change_of_a_full_copy(tmp_path):
     """``train_slice`` copies into its replica only the rows the slice's words can
     read, and compares only those: with every other row of the replica NaN, its
     change is exactly what training a full copy of the weights moves, found by
-    comparing the whole matrices in numpy."""
+    comparing the whole matrices in numpy. So is that of a long slice, which
+    copies the whole weights."""
     from dataclasses import replace
 
     from hsw2v import rounds
@@ -399,21 +400,22 @@ def test_a_round_trains_a_sparse_replica_to_the_change_of_a_full_copy(tmp_path):
     counts = hsw2v.corpus.count_words(str(path), threads=1, min_count=1)
     vocab = counts.to_vocab(1, None)
     rng = np.random.default_rng(5)
-    for arch in ("cbow", "skipgram"):
+    dense = rounds.DENSE_WORDS * len(vocab) + 1  # a slice that long copies every row at once
+    for arch, words in (("cbow", 700), ("skipgram", 700), ("skipgram", dense)):
         s = TrainSettings(arch=arch, dim=16, window=3, sample=1e-3, threads=1, seed=7).resolved()
         tree = build_tree(s.tree, vocab.counts, s.seed)
-        job = rounds.Job(f"t-{arch}", vocab, tree, s, 10**6, rounds.row_visits(vocab, tree, s))
+        job = rounds.Job(f"t-{arch}-{words}", vocab, tree, s, 10**6, rounds.row_visits(vocab, tree, s))
         start = rounds.Anchor(0, rng.normal(size=(len(vocab), 16)).astype(np.float32),
                               rng.normal(size=(len(vocab) - 1, 16)).astype(np.float32))
         part = Slice(str(path), len(text) // 3, len(text) // 3 + 4000)  # a few sentences
         rounds._RESIDENT.clear()
         rounds._REPLICAS.clear()
         rounds._REPLICAS[job.token] = (np.full_like(start.syn0, np.nan), np.full_like(start.syn1, np.nan))
-        got = rounds.train_slice(job, start, [], part, 1, 5000, 700, 3)
+        got = rounds.train_slice(job, start, [], part, 1, 5000, words, 3)
 
         full = Model(vocab, tree, start.syn0.copy(), start.syn1.copy(), replace(s, epochs=2))
         seeds = np.random.SeedSequence([s.seed, 1, 3]).generate_state(1, np.uint64)
-        at = Position(700, exact=False, epoch=1, words=5000, loss_sum=[0.0, 0.0], examples=[0, 0],
+        at = Position(words, exact=False, epoch=1, words=5000, loss_sum=[0.0, 0.0], examples=[0, 0],
                       rng=[int(x) for x in seeds])
         _run_epochs(part, full, full.settings, False, at, schedule=10**6)
         for rows, moves, new, old in ((got.rows0, got.syn0, full.vectors, start.syn0),
