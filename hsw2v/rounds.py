@@ -225,10 +225,12 @@ class ReplicaBlocks:
                                   syn1, seen1, rows1, self.taken[1])  # (the words new here)
 
     def warm_up(self) -> None:
+        """Load the encoding and copying kernels before training starts."""
         self.table.encode(b"")
         self.take(np.empty(0, dtype=np.int32))
 
     def blocks(self, type_ids=None):
+        """(word ids, sentence ends) of each block, its rows copied first."""
         for block in iter_blocks(self.part):
             ids, ends = self.table.encode(block)
             self.take(ids)

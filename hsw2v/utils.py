@@ -1,6 +1,7 @@
 """numba helpers that import nothing from the package: compile options, word2vec.c's
-random generator, a cache-prefetch intrinsic, byte hashing, copying the rows that keys
-reach, the rows in which two matrices differ and adding to rows, and compiling a kernel for one vector size."""
+random generator, a cache-prefetch intrinsic, byte hashing, copying the rows that
+keys reach, the rows in which two matrices differ, adding to rows, and compiling a
+kernel for one vector size."""
 from __future__ import annotations
 
 import numpy as np
