@@ -105,14 +105,11 @@ def reach(vocab: Vocab, tree: Tree) -> Reach:
     """The :class:`Reach` of a run's words."""
     v = tree.n_words
     own = (np.arange(v + 1, dtype=np.int64), np.arange(v, dtype=np.int32))
-    if tree.max_codes == 1:
-        nodes = (tree.path_offsets[:v + 1], tree.path_nodes)
-    else:  # every code's path, word by word
-        lo = tree.path_offsets[tree.leaves]
-        length = tree.path_offsets[tree.leaves + 1] - lo
-        ends = np.cumsum(length)
-        at = np.arange(ends[-1]) - np.repeat(ends - length - lo, length)
-        nodes = (np.concatenate([[0], ends])[tree.leaf_offsets], tree.path_nodes[at])
+    lo = tree.path_offsets[tree.leaves]  # each code's path, word by word
+    length = tree.path_offsets[tree.leaves + 1] - lo
+    ends = np.cumsum(length)
+    at = np.arange(ends[-1]) - np.repeat(ends - length - lo, length)
+    nodes = (np.concatenate([[0], ends])[tree.leaf_offsets], tree.path_nodes[at])
     return Reach(own, nodes, hot_inner_nodes(tree, vocab.counts, HOT_NODES)[0])
 
 
