@@ -19,7 +19,7 @@ from .softmax import (
     log_sigmoid,
 )
 from .tree import FlatCodes, FlatPaths
-from .utils import JIT
+from .utils import JIT, KERNEL
 
 
 def _has_codes(paths) -> bool:
@@ -35,14 +35,14 @@ def codes_of(paths: FlatPaths | FlatCodes, word: int) -> int:
     return 1
 
 
-@overload(codes_of, jit_options=JIT)
+@overload(codes_of, jit_options=KERNEL)
 def _codes_of(paths, word):
     if _has_codes(paths):
         return lambda paths, word: paths.leaf_offsets[word + 1] - paths.leaf_offsets[word]
     return lambda paths, word: 1
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def any_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):
     """The SGD step for predicting ``target`` from ``h`` when ``paths`` is a
     :class:`FlatCodes`: :func:`hs_step` for a word with one code,
@@ -61,7 +61,7 @@ def target_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scrat
     return step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim)
 
 
-@overload(target_step, jit_options=JIT, prefer_literal=True, inline="always")
+@overload(target_step, jit_options=KERNEL, prefer_literal=True, inline="always")
 def _target_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):
     step = any_code_step if _has_codes(paths) else hs_step
 
@@ -70,13 +70,7 @@ def _target_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scra
     return impl
 
 
-@njit(**JIT)
-def _node_row(node, syn1, hot_slot, hot_rows):
-    slot = hot_slot[node]
-    return hot_rows[slot] if slot >= 0 else syn1[node]
-
-
-@njit(**JIT)
+@njit(**KERNEL)
 def multi_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):
     """:func:`hs_step` for a target with several codes: P(target | h) = Σ_k p_k, the
     sum of its codes' path products, and the step follows the exact gradient of
@@ -96,7 +90,8 @@ def multi_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, s
     for k in range(k0, k1):
         leaf = paths.leaves[k]
         for p in range(offsets[leaf], offsets[leaf + 1]):
-            u = _node_row(nodes[p], syn1, hot_slot, hot_rows)
+            node = nodes[p]  # (a kernel without reference counts returns no views)
+            u = hot_rows[hot_slot[node]] if hot_slot[node] >= 0 else syn1[node]
             x = np.float32(0.0)
             for d in range(dim):
                 x += h[d] * u[d]
@@ -113,8 +108,13 @@ def multi_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, s
             lp -= branch_loss
             q += 1
         logp[k - k0] = lp
-    top = logp.max()
-    log_total = top + np.log(np.exp(logp - top).sum())
+    top = logp[0]
+    for k in range(1, k1 - k0):  # (a kernel without reference counts allocates nothing)
+        top = max(top, logp[k])
+    spread = 0.0
+    for k in range(k1 - k0):
+        spread += np.exp(logp[k] - top)
+    log_total = top + np.log(spread)
     q = 0
     for k in range(k0, k1):
         leaf = paths.leaves[k]
@@ -129,7 +129,8 @@ def multi_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, s
         for k in range(k0, k1):
             leaf = paths.leaves[k]
             for p in range(offsets[leaf], offsets[leaf + 1]):
-                u = _node_row(nodes[p], syn1, hot_slot, hot_rows)
+                node = nodes[p]
+                u = hot_rows[hot_slot[node]] if hot_slot[node] >= 0 else syn1[node]
                 g = scratch[q]
                 q += 1
                 if step == 0:

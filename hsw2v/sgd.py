@@ -18,7 +18,7 @@ from numba import literally, njit
 
 from .codes import codes_of, target_step
 from .softmax import branch_loss_grad, context_mean, gather_context
-from .utils import JIT, lcg_next, lcg_uniform, prefetch_row
+from .utils import KERNEL, lcg_next, lcg_uniform, prefetch_row
 
 
 class Weights(NamedTuple):
@@ -71,7 +71,7 @@ def new_state(seed: int, block_words: int, window: int, longest_path: int,
         np.empty((2, width, longest_path), np.float32), hot_rows.copy(), hot_rows.copy())
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def subsample(ids, start, end, keep_prob, r, sen, sen_pos):
     """Copy the words of ``ids[start:end]`` that survive subsampling into ``sen``.
 
@@ -91,7 +91,7 @@ def subsample(ids, start, end, keep_prob, r, sen, sen_pos):
     return m, r
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def shrunk_window(i, m, window, r):
     """word2vec.c's context span [lo, hi) around word ``i`` of an ``m``-word sentence:
     the window shrunk by a random b in [0, window). Returns (lo, hi, rng state)."""
@@ -100,7 +100,7 @@ def shrunk_window(i, m, window, r):
     return max(0, i - window + b), min(m, i + window - b + 1), r
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base):
     """Add this thread's changes to its private copies of the hot inner nodes to the
     shared vectors, then refresh the copies from them.
@@ -118,7 +118,7 @@ def sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base):
             hot_base[k, d] = row[d]
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def tick_sync(since_sync, sync_every, syn1, hot_nodes, hot_rows, hot_base):
     """Count one word; on every ``sync_every``-th, merge the private hot rows
     (:func:`sync_hot_rows`). Returns the new count."""
@@ -129,7 +129,7 @@ def tick_sync(since_sync, sync_every, syn1, hot_nodes, hot_rows, hot_base):
     return since_sync
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def prefetch_next(sen, i, m, window, syn0, syn1, hot_slot, paths):
     """Start loading what the example after ``sen[i]`` needs and the cache may not
     hold: the inner nodes on its path outside the thread's private rows, and the
@@ -145,7 +145,7 @@ def prefetch_next(sen, i, m, window, syn0, syn1, hot_slot, paths):
             prefetch_row(syn0, sen[i + 1 + window])
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def distinct_run(ctx, start, n):
     """The end of the longest run ``ctx[start:end]`` of distinct words (end ≤ n)."""
     for end in range(start + 1, n):
@@ -155,7 +155,7 @@ def distinct_run(ctx, start, n):
     return n
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def cbow_centre(target, ctx, n_ctx, alpha, cbow_mean, syn0, syn1, hot_slot, hot_rows, paths,
                 rows, path, dim):
     """CBOW step: the mean (or sum) h of the context vectors ``ctx[:n_ctx]`` predicts
@@ -172,7 +172,7 @@ def cbow_centre(target, ctx, n_ctx, alpha, cbow_mean, syn0, syn1, hot_slot, hot_
     return loss
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def skipgram_in_turn(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, rows,
                      pairs, path, dim):
     """:func:`skipgram_centre` for a target with several codes: the context words
@@ -191,7 +191,7 @@ def skipgram_in_turn(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, 
     return loss
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def skipgram_centre(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, rows,
                     pairs, path, dim):
     """Skip-gram steps for ``target`` and its context words ``ctx[:n_ctx]``, each of
@@ -283,7 +283,7 @@ def skipgram_centre(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, p
     return loss
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, paths, config,
                 state, dim):
     """Train on one block: ``ids`` split into sentences ending at ``sent_ends[:n_sents]``.

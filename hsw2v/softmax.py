@@ -18,10 +18,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .utils import JIT
+from .utils import JIT, KERNEL
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def gather_context(words, lo, hi, i, ctx):
     """Copy the context of ``words[i]``, ``words[lo:hi]`` without it, into ``ctx``;
     return its length."""
@@ -33,7 +33,7 @@ def gather_context(words, lo, hi, i, ctx):
     return n
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def context_mean(syn0, rows, n, mean, h, dim):
     """h = the sum of ``syn0[rows[:n]]``, divided by n if ``mean`` (CBOW's context vector)."""
     h[:] = 0.0
@@ -56,7 +56,7 @@ SIGMOID = (1.0 / (1.0 + np.exp(-_LUT_X))).astype(np.float32)
 NEG_LOG_SIGMOID = np.logaddexp(0.0, -_LUT_X).astype(np.float32)
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def branch_loss_grad(z):
     """(−log σ(z), 1 − σ(z)) by linear interpolation in tables (error < 1e-6), branch-free.
 
@@ -71,7 +71,7 @@ def branch_loss_grad(z):
     return loss + max(-z - LUT_MAX, 0.0), np.float32(1.0) - sig
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):
     """One SGD step of hierarchical softmax for predicting ``target`` from ``h``.
 

@@ -13,6 +13,14 @@ from numba.extending import intrinsic
 JIT = {"nogil": True, "fastmath": True, "cache": True}
 """Every kernel's options: runs without the GIL, compiled once and cached on disk."""
 
+KERNEL = {**JIT, "_nrt": False}
+"""The training kernels' options: :data:`JIT` without numba's reference counting.
+With it, every call that passes an array, and every row view, counts references
+with atomic instructions on the arrays' shared counters (about fifty a CBOW word,
+cache lines that every thread writes). The kernels allocate nothing: the caller
+owns every array. Measured in one process, blocks alternating between the two
+builds: CBOW 1.22× the words/s with 1 and 2 threads, skip-gram 1.04× and 1.01×."""
+
 EXACT = {"nogil": True, "cache": True}
 """For number formatting: fastmath would assume away the NaN and infinity checks."""
 
