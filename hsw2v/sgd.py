@@ -8,6 +8,12 @@ linearly across the block. Threads share :class:`Weights` without locks (Hogwild
 each owns a :class:`State`: its generator and scratch buffers, and private copies
 of the inner nodes near the root, merged into the shared ones every few thousand
 words.
+
+The kernels run without numba's reference counts (:data:`hsw2v.utils.KERNEL`).
+The small steps of a word are inlined into :func:`train_block` by numba
+(``inline="always"``): called, each took every array as a struct of seven words
+(CBOW 1.2× the words/s with one thread inlined, ``scripts/bench_blocks.py``).
+The skip-gram steps are not: inlined as well, they made CBOW 8% slower.
 """
 from __future__ import annotations
 
@@ -71,7 +77,7 @@ def new_state(seed: int, block_words: int, window: int, longest_path: int,
         np.empty((2, width, longest_path), np.float32), hot_rows.copy(), hot_rows.copy())
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, inline="always")
 def subsample(ids, start, end, keep_prob, r, sen, sen_pos):
     """Copy the words of ``ids[start:end]`` that survive subsampling into ``sen``.
 
@@ -91,7 +97,7 @@ def subsample(ids, start, end, keep_prob, r, sen, sen_pos):
     return m, r
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, inline="always")
 def shrunk_window(i, m, window, r):
     """word2vec.c's context span [lo, hi) around word ``i`` of an ``m``-word sentence:
     the window shrunk by a random b in [0, window). Returns (lo, hi, rng state)."""
@@ -118,7 +124,7 @@ def sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base):
             hot_base[k, d] = row[d]
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, inline="always")
 def tick_sync(since_sync, sync_every, syn1, hot_nodes, hot_rows, hot_base):
     """Count one word; on every ``sync_every``-th, merge the private hot rows
     (:func:`sync_hot_rows`). Returns the new count."""
@@ -129,7 +135,7 @@ def tick_sync(since_sync, sync_every, syn1, hot_nodes, hot_rows, hot_base):
     return since_sync
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, inline="always")
 def prefetch_next(sen, i, m, window, syn0, syn1, hot_slot, paths):
     """Start loading what the example after ``sen[i]`` needs and the cache may not
     hold: the inner nodes on its path outside the thread's private rows, and the
@@ -145,7 +151,7 @@ def prefetch_next(sen, i, m, window, syn0, syn1, hot_slot, paths):
             prefetch_row(syn0, sen[i + 1 + window])
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, inline="always")
 def distinct_run(ctx, start, n):
     """The end of the longest run ``ctx[start:end]`` of distinct words (end ≤ n)."""
     for end in range(start + 1, n):
@@ -155,7 +161,7 @@ def distinct_run(ctx, start, n):
     return n
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, inline="always")
 def cbow_centre(target, ctx, n_ctx, alpha, cbow_mean, syn0, syn1, hot_slot, hot_rows, paths,
                 rows, path, dim):
     """CBOW step: the mean (or sum) h of the context vectors ``ctx[:n_ctx]`` predicts

@@ -21,7 +21,7 @@ from numba import njit
 from .utils import JIT, KERNEL
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, inline="always")
 def gather_context(words, lo, hi, i, ctx):
     """Copy the context of ``words[i]``, ``words[lo:hi]`` without it, into ``ctx``;
     return its length."""
@@ -33,7 +33,7 @@ def gather_context(words, lo, hi, i, ctx):
     return n
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, inline="always")
 def context_mean(syn0, rows, n, mean, h, dim):
     """h = the sum of ``syn0[rows[:n]]``, divided by n if ``mean`` (CBOW's context vector)."""
     h[:] = 0.0
@@ -71,7 +71,7 @@ def branch_loss_grad(z):
     return loss + max(-z - LUT_MAX, 0.0), np.float32(1.0) - sig
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, inline="always")
 def hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):
     """One SGD step of hierarchical softmax for predicting ``target`` from ``h``.
 
