@@ -101,10 +101,10 @@ def test_read_vocab_skips_counting(tmp_path, small_corpus):
 def test_binary_output_and_stdin(tmp_path, small_corpus):
     out = tmp_path / "v.bin"
     text = Path(small_corpus).read_text()
-    result = run("train", "-", "-o", str(out), "--binary", "--min-count", "1", "--dim", "5",
+    result = run("train", "-", "-o", str(out), "--binary", "--min-count", "1", "--dim", "4",
                  "--epochs", "1", "--quiet", input=text)
     assert result.exit_code == 0, result.output
-    assert read_vectors(str(out)).dim == 5
+    assert read_vectors(str(out)).dim == 4
 
 
 def test_compressed_corpus_same_vocab(tmp_path, small_corpus):
@@ -250,7 +250,7 @@ def test_training_options_reach_the_model(tmp_path, planted):
 
     corpus, _groups = planted
     model = tmp_path / "m.npz"
-    result = run("train", corpus, "--save-model", str(model), "--min-count", "1", "--dim", "12",
+    result = run("train", corpus, "--save-model", str(model), "--min-count", "1", "--dim", "16",
                  "--epochs", "2", "--threads", "2", "--sample", "1e-4", "--alpha", "0.03",
                  "--min-alpha", "0.001", "--max-vocab", "20", "--window", "3", "--seed", "9",
                  "--quiet")
@@ -264,7 +264,7 @@ def test_training_options_reach_the_model(tmp_path, planted):
     assert m.words == [w for _, _, w in counts]  # the 20 most frequent, first seen first
     # a learning rate of almost nothing leaves the loss where it started
     frozen = tmp_path / "f.npz"
-    assert run("train", corpus, "--save-model", str(frozen), "--min-count", "1", "--dim", "12",
+    assert run("train", corpus, "--save-model", str(frozen), "--min-count", "1", "--dim", "16",
                "--epochs", "2", "--alpha", "1e-9", "--min-alpha", "0", "--quiet").exit_code == 0
     losses = load_model(str(frozen)).epoch_loss
     assert losses[0] == pytest.approx(losses[1], rel=1e-3) and losses[1] > m.epoch_loss[1] + 0.2
@@ -279,11 +279,11 @@ def test_node_bias_from_the_command_line(tmp_path, planted):
 
     corpus, _groups = planted
     done = run_hsw2v(tmp_path, "train", corpus, "--save-model", "m.npz", "--min-count", "1",
-                     "--dim", "12", "--epochs", "2", "--node-bias", "--quiet")
+                     "--dim", "16", "--epochs", "2", "--node-bias", "--quiet")
     assert done.returncode == 0, done.stderr
     m = load_model(str(tmp_path / "m.npz"))
-    assert m.settings.node_bias and m.node_vectors.shape[1] == 13
-    assert np.abs(m.node_vectors[:, 12]).max() > 0.01
+    assert m.settings.node_bias and m.node_vectors.shape[1] == 17
+    assert np.abs(m.node_vectors[:, 16]).max() > 0.01
     shown = run_hsw2v(tmp_path, "predict", "--model", "m.npz", m.words[0], "-n", "3")
     assert shown.returncode == 0, shown.stderr
     assert [ln.split()[0] for ln in shown.stdout.splitlines()] == [w for w, _ in m.predict([m.words[0]], 3)]

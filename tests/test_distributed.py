@@ -22,7 +22,7 @@ from .conftest import REPO, hsw2v_command, one_line_error, planted_corpus, run_h
 
 distributed = pytest.importorskip("distributed")
 
-QUICK = {"min_count": 1, "dim": 20, "epochs": 3, "sample": 0, "seed": 3, "progress": False}
+QUICK = {"min_count": 1, "dim": 16, "epochs": 3, "sample": 0, "seed": 3, "progress": False}
 
 
 def write_shards(directory, n: int = 3, **corpus) -> tuple[list[str], list[list[str]], str]:
@@ -214,7 +214,7 @@ def test_scheduler_and_workers_started_apart(tmp_path, scheduler_address):
     cluster of `dask scheduler` and `dask worker` processes."""
     _, groups, _ = write_shards(tmp_path / "shards", n=2)
     result = run_hsw2v(tmp_path, "train", str(tmp_path / "shards"), "--engine", "dask",
-                       "--scheduler", scheduler_address, "--min-count", "1", "--dim", "20",
+                       "--scheduler", scheduler_address, "--min-count", "1", "--dim", "16",
                        "--epochs", "3", "--sample", "0", "--round-words", "3000",
                        "-o", "v.txt", "--save-model", "m.npz")
     assert result.returncode == 0, result.stderr
@@ -228,7 +228,7 @@ def test_a_killed_client_resumes_from_its_checkpoint(tmp_path, scheduler_address
     `--resume`: the same vectors, bit for bit, as a run that was never stopped."""
     write_shards(tmp_path / "shards", n=2, sentences=6000)
     args = ["train", str(tmp_path / "shards"), "--engine", "dask", "--scheduler",
-            scheduler_address, "--min-count", "1", "--dim", "20", "--epochs", "6", "--sample",
+            scheduler_address, "--min-count", "1", "--dim", "16", "--epochs", "6", "--sample",
             "0", "--round-words", "2000", "--threads", "1", "--quiet"]
     whole = run_hsw2v(tmp_path, *args, "--save-model", "whole.npz")
     assert whole.returncode == 0, whole.stderr
@@ -266,7 +266,7 @@ def test_ctrl_c_ends_a_dask_run_at_once(tmp_path):
     ignored = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         proc = subprocess.Popen([*hsw2v_command(), "train", str(tmp_path / "shards"), "--engine",
-                                 "dask", "--workers", "2", "--min-count", "1", "--dim", "20",
+                                 "dask", "--workers", "2", "--min-count", "1", "--dim", "16",
                                  "--epochs", "200", "--round-words", "3000", "-o", "v.txt"],
                                 cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE)

@@ -7,7 +7,7 @@ import hsw2v
 @pytest.mark.parametrize("arch", ["skipgram", "cbow"])
 def test_planted_groups_are_neighbours(planted, arch):
     corpus, groups = planted
-    model = hsw2v.train(corpus, arch=arch, min_count=1, dim=20, epochs=3, sample=0,
+    model = hsw2v.train(corpus, arch=arch, min_count=1, dim=16, epochs=3, sample=0,
                         threads=2, seed=3, progress=False)
     group_of = {w: g for g, words in enumerate(groups) for w in words}
     hits = total = 0

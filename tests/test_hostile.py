@@ -141,7 +141,7 @@ def start_training(work, **kw) -> subprocess.Popen:
     interrupted; returns once it is training."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["TMPDIR"] = str(work / "tmp")
-    proc = subprocess.Popen([*hsw2v_command(), "train", "-", "-o", "v.txt", "--dim", "50",
+    proc = subprocess.Popen([*hsw2v_command(), "train", "-", "-o", "v.txt", "--dim", "16",
                              "--min-count", "1", "--epochs", "100000", "--threads", "1"],
                             cwd=work, stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     proc.stdin.write((work / "c.txt").read_bytes())

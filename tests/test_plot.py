@@ -18,9 +18,9 @@ pytest.importorskip("matplotlib")
 @pytest.fixture(scope="module")
 def models():
     corpus = str(REPO / "data" / "enwiki-1m.txt.gz")
-    out = {kind: hsw2v.train(corpus, max_vocab=400, dim=10, epochs=1, progress=False, tree=kind)
+    out = {kind: hsw2v.train(corpus, max_vocab=400, dim=8, epochs=1, progress=False, tree=kind)
            for kind in ("huffman", "balanced", "classes")}
-    out["codes"] = hsw2v.train(corpus, max_vocab=400, dim=10, epochs=1, progress=False,
+    out["codes"] = hsw2v.train(corpus, max_vocab=400, dim=8, epochs=1, progress=False,
                                tree="semantic", split="adaptive", epsilon=0.3)
     assert out["codes"].tree.codes_per_word.max() > 1
     return out

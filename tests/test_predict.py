@@ -18,7 +18,7 @@ CORPUS = str(REPO / "data" / "enwiki-1m.txt.gz")
 
 @pytest.fixture(scope="module", params=["cbow", "skipgram"])
 def model(request, tmp_path_factory):
-    m = hsw2v.train(CORPUS, arch=request.param, max_vocab=3000, dim=24, epochs=1, threads=2,
+    m = hsw2v.train(CORPUS, arch=request.param, max_vocab=3000, dim=16, epochs=1, threads=2,
                     progress=False)
     m.path = str(tmp_path_factory.mktemp("m") / f"{request.param}.npz")
     m.save(m.path)

@@ -128,17 +128,17 @@ def test_context_means_fall_back_to_input_vectors(tmp_path):
 
 def test_train_with_each_tree_and_predict(tmp_path):
     corpus = str(REPO / "data" / "enwiki-1m.txt.gz")
-    base = hsw2v.train(corpus, max_vocab=800, dim=10, epochs=1, progress=False)
+    base = hsw2v.train(corpus, max_vocab=800, dim=8, epochs=1, progress=False)
     base.save(str(tmp_path / "base.npz"))
     for kind in set(named_trees) - {"huffman"}:
-        m = hsw2v.train(corpus, max_vocab=800, dim=10, epochs=1, progress=False, tree=kind)
+        m = hsw2v.train(corpus, max_vocab=800, dim=8, epochs=1, progress=False, tree=kind)
         assert m.tree.kind == kind
         logp = m.all_log_probs(["the", "of"])
         assert np.exp(logp).sum() == pytest.approx(1.0, abs=1e-4)
         assert m.predict(["the", "of"], 1)[0][0] == m.words[int(np.argmax(logp))]
     r = CliRunner().invoke(cli, ["train", corpus, "--tree-from", str(tmp_path / "base.npz"),
                                  "--split", "adaptive", "--save-model", str(tmp_path / "s.npz"),
-                                 "--dim", "10", "--epochs", "1", "--quiet"])
+                                 "--dim", "8", "--epochs", "1", "--quiet"])
     assert r.exit_code == 0, r.output
     m = hsw2v.load_model(str(tmp_path / "s.npz"))
     assert m.tree.kind == "semantic-adaptive" and m.words == base.words
@@ -250,7 +250,7 @@ def test_semantic_below_keeps_huffman_above(levels):
 def test_train_semantic_below_huffman_levels(tmp_path):
     """--huffman-levels trains, is saved with the model, and keeps Huffman's top."""
     corpus = str(REPO / "data" / "enwiki-1m.txt.gz")
-    m = hsw2v.train(corpus, max_vocab=800, dim=10, epochs=1, progress=False, tree="semantic",
+    m = hsw2v.train(corpus, max_vocab=800, dim=8, epochs=1, progress=False, tree="semantic",
                     huffman_levels=4)
     assert m.tree.kind == "semantic-balanced-below-4"
     top = huffman(m.vocab.counts)
