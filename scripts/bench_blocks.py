@@ -45,7 +45,11 @@ def load(checkout: str, name: str, root: Path) -> SimpleNamespace:
 
 
 class Build:
-    """One build's compiled kernel and what it trains: weights, settings, states."""
+    """One build's compiled kernel and what it trains: weights, settings, states.
+
+    Built from the parts ``trainer._run_epochs`` puts together (it has no helper
+    that returns them), through names that older checkouts have too, so that a
+    build from before a change loads as well as the one after it."""
 
     def __init__(self, pkg, vocab, tree, arch: str, threads: int):
         sgd, trainer, utils = pkg.sgd, pkg.trainer, pkg.utils
