@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import signal
 import sys
 import time
 import warnings
@@ -32,6 +31,7 @@ from .settings import (
     TrainSettings,
     parse_size,
 )
+from .signals import Terminated, catch_signals
 
 _DATA_HELP = "Plain, .gz or .bz2 UTF-8 text, or - for stdin."
 
@@ -40,7 +40,7 @@ class _OneLineErrors(click.Group):
     """A group whose errors are one line on stderr and a non-zero exit, never a traceback."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
-        signal.signal(signal.SIGTERM, _terminate)
+        catch_signals()
         warnings.showwarning = _warn
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
@@ -65,14 +65,6 @@ class _OneLineErrors(click.Group):
             where = f"{e.filename}: " if getattr(e, "filename", None) else ""
             _fail(f"{where}{e.strerror or e}", 1)
         sys.exit(code if isinstance(code, int) else 0)
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised in the main thread so that every cleanup runs, as on Ctrl-C."""
-
-
-def _terminate(signum, frame) -> None:
-    raise Terminated
 
 
 @click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})

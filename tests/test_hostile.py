@@ -208,6 +208,42 @@ def test_sigterm_cleans_up_like_ctrl_c(work):
     assert snapshot(work) == before and list((work / "tmp").iterdir()) == []
 
 
+SIGNAL_IN_A_FINALIZER = """
+import signal, sys
+import hsw2v.engine
+from hsw2v.cli import main
+
+SIGNAL = getattr(signal, sys.argv.pop(1))
+
+class Finalizer:
+    def __del__(self):  # the signal arrives, and its handler raises, in a finalizer
+        signal.raise_signal(SIGNAL)
+
+train = hsw2v.engine.train
+def train_after_a_finalizer(*args, **kwargs):
+    Finalizer()
+    return train(*args, **kwargs)
+
+hsw2v.engine.train = train_after_a_finalizer
+main()
+"""
+
+
+@pytest.mark.parametrize("name, code, word", [("SIGINT", 130, "interrupted"),
+                                              ("SIGTERM", 143, "terminated")])
+def test_a_signal_in_a_finalizer_is_not_lost(work, name, code, word):
+    """Python ignores an exception raised in a finalizer, with an "Exception ignored"
+    traceback; a Ctrl-C or SIGTERM whose handler raised there must still end the run
+    (CI once saw a Dask run train on after Ctrl-C). In a real process, with the moment
+    of the signal simulated."""
+    before = snapshot(work)
+    done = subprocess.run([sys.executable, "-c", SIGNAL_IN_A_FINALIZER, name, "train", "c.txt",
+                           "-o", "v.txt", *TRAIN, "--epochs", "50"],
+                          cwd=work, capture_output=True, text=True, timeout=120, check=False)
+    assert (done.returncode, done.stderr.strip()) == (code, f"hsw2v: error: {word}")
+    assert snapshot(work) == before
+
+
 def test_ctrl_c_while_threads_count(work):
     """SIGINT during a parallel counting pass of stdin, with a reader thread blocked
     on the pipe: exit 130 with one line, no traceback, no crash at shutdown,
