@@ -31,7 +31,7 @@ from .settings import (
     TrainSettings,
     parse_size,
 )
-from .signals import Terminated, catch_signals
+from .signals import Terminated, catch_signals, raise_pending
 
 _DATA_HELP = "Plain, .gz or .bz2 UTF-8 text, or - for stdin."
 
@@ -44,6 +44,7 @@ class _OneLineErrors(click.Group):
         warnings.showwarning = _warn
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            raise_pending()  # a signal whose raise was lost ends with its exit status
         except HSW2VError as e:
             _fail(str(e), 1)
         except click.exceptions.NoArgsIsHelpError as e:

@@ -16,6 +16,7 @@ from .counter import CountTable, Spill, grown, kept_types, merge_counts
 from .errors import HSW2VError
 from .progress import progress_bar
 from .reader import BLOCK_BYTES, Source, describe, iter_blocks, read_ahead
+from .signals import raise_pending
 from .tokens import build_table, decode_spool, encode_block
 from .vocab import Vocab, pack_words
 
@@ -107,6 +108,7 @@ def count_words(path: Source, progress: bool = False, spool: TokenSpool | None =
         codes = np.empty(0, dtype=np.uint8)
         try:
             while not failures:
+                raise_pending()
                 with lock:
                     b, block = next(blocks, (-1, b""))
                 if b < 0:
@@ -148,6 +150,7 @@ def count_words(path: Source, progress: bool = False, spool: TokenSpool | None =
             for w in workers:  # not after Ctrl-C: a worker may wait for input that never comes
                 while w.is_alive() and not any(isinstance(e, KeyboardInterrupt) for e in failures):
                     w.join(0.05)
+                    raise_pending()
         if failures:
             raise failures[0]
         live = [t for t in tables if t.n_types]

@@ -59,6 +59,7 @@ from .rounds import (
     warm_up,
 )
 from .settings import CONNECT_SECONDS, ROUND_WORDS, TrainSettings, available_cores
+from .signals import raise_pending
 from .tokens import TypeArrays
 from .trainer import _carried, check_converging, check_vocab
 from .tree import build_tree, named_trees
@@ -237,6 +238,7 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
 
     def account(epoch: int, totals: list, number: int) -> None:
         nonlocal done, held
+        raise_pending()
         if number >= first_from_anchor:
             previous.clear()
         for n, loss, ex, rows in (t.result() for t in totals):

@@ -1,22 +1,22 @@
 """Ctrl-C and SIGTERM in the command: each ends the run through the main thread's
 cleanup, as KeyboardInterrupt (SIGTERM as its subclass :class:`Terminated`), even
-when it lands in a finalizer.
+when its first raise is lost.
 
 Python runs a signal's handler in the main thread, between two steps of whatever
 runs there. If that is a finalizer (a ``__del__``, a weakref callback; Dask's
-futures release themselves so), Python prints the exception as "Exception ignored"
-and drops it, and the run goes on. The command's unraisable hook keeps such an
-exception and a timer (SIGALRM) raises it again a moment later.
+futures release themselves so) or Python code called back from C (an import that
+numba makes while compiling), the exception is printed and dropped, and the run
+goes on. So the command's handlers also note the signal, and the main loops of long
+work call :func:`raise_pending`, which raises it again while the command has not
+ended. Imports nothing from the package.
 """
 from __future__ import annotations
 
 import signal
 import sys
+import threading
 
-AGAIN_SECONDS = 0.05
-"""How long after a signal was lost in a finalizer it is raised again."""
-
-_lost: list[type[KeyboardInterrupt]] = []  # signals lost in finalizers, not yet raised again
+_pending: list[type[KeyboardInterrupt]] = []  # the signals the command's handlers raised
 
 
 class Terminated(KeyboardInterrupt):
@@ -24,27 +24,39 @@ class Terminated(KeyboardInterrupt):
 
 
 def catch_signals() -> None:
-    """From now on, SIGTERM raises :class:`Terminated` in the main thread, and a
-    KeyboardInterrupt (or Terminated) raised in a finalizer is raised again."""
+    """Install the command's handlers: SIGTERM raises :class:`Terminated` and SIGINT
+    (unless ignored, as in a shell's background job) KeyboardInterrupt, each noted
+    for :func:`raise_pending`; and a lost raise prints nothing."""
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _terminate)
-    signal.signal(signal.SIGALRM, _raise_lost)
-    sys.unraisablehook = _keep_lost
+    sys.unraisablehook = _quiet_unraisable
+    sys.excepthook = _quiet_except
+
+
+def raise_pending() -> None:
+    """In the main thread, raise again a signal whose handler raised before: it was
+    lost, or this would not run. For the main loops of long work; does nothing where
+    the handlers are not :func:`catch_signals`'s (a notebook)."""
+    if _pending and threading.current_thread() is threading.main_thread():
+        raise _pending[-1]
+
+
+def _interrupt(signum, frame) -> None:
+    _pending.append(KeyboardInterrupt)
+    raise KeyboardInterrupt
 
 
 def _terminate(signum, frame) -> None:
+    _pending.append(Terminated)
     raise Terminated
 
 
-def _keep_lost(unraisable) -> None:
-    if isinstance(unraisable.exc_value, KeyboardInterrupt):
-        _lost.append(type(unraisable.exc_value))
-        signal.setitimer(signal.ITIMER_REAL, AGAIN_SECONDS)
-    else:
+def _quiet_unraisable(unraisable) -> None:
+    if not (_pending and isinstance(unraisable.exc_value, KeyboardInterrupt)):
         sys.__unraisablehook__(unraisable)
 
 
-def _raise_lost(signum, frame) -> None:
-    if frame is not None and frame.f_code is _keep_lost.__code__:  # it would be lost again
-        signal.setitimer(signal.ITIMER_REAL, AGAIN_SECONDS)
-    elif _lost:
-        raise _lost.pop()
+def _quiet_except(kind, value, traceback) -> None:
+    if not (_pending and isinstance(value, KeyboardInterrupt)):
+        sys.__excepthook__(kind, value, traceback)

@@ -28,6 +28,7 @@ from .reader import BLOCK_BYTES, Source, describe, iter_blocks, lock_free, rerea
 from .semantic import context_means, semantic_below, semantic_tree
 from .settings import CHECKPOINT_MINUTES, TREE_KINDS, TrainSettings
 from .sgd import Config, Weights, new_state, train_block
+from .signals import raise_pending
 from .softmax import subtree_totals
 from .tree import Tree, build_tree
 from .utils import for_dim
@@ -357,6 +358,7 @@ def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, po
             skip = position.blocks if epoch == position.epoch else 0
             blocks = epoch_words = 0
             for ids, ends in epoch_blocks():
+                raise_pending()
                 if failures:
                     break
                 if len(ids) == 0:
