@@ -131,8 +131,9 @@ def hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, 
         loss += branch_loss
         scratch[p] = sign * slope * alpha
     p = 0
-    # The rows are picked again: one pass of scores, lookups and updates, four nodes
-    # at a time, ran 0.773x (all the scores first let the rows load together).
+    # The rows are picked again, written out: one pass of scores, lookups and updates,
+    # four nodes at a time, ran 0.773x (all the scores first let the rows load
+    # together); an inlined helper returning the four rows, 0.941x.
     while p + 4 <= n:  # grad_h takes the four nodes' steps in one store
         n0, n1, n2, n3 = nodes[p0 + p], nodes[p0 + p + 1], nodes[p0 + p + 2], nodes[p0 + p + 3]
         s0, s1, s2, s3 = hot_slot[n0], hot_slot[n1], hot_slot[n2], hot_slot[n3]
