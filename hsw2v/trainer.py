@@ -242,10 +242,8 @@ def _make_tree(path: Source, vocab: Vocab, s: TrainSettings, tree_from: Model | 
 
 HOT_NODES = 1024
 """With several threads, each thread trains its own copy of the inner nodes
-visited most (those near the root) and merges it every HOT_SYNC_WORDS[arch] words."""
-HOT_SYNC_WORDS = {"cbow": 512, "skipgram": 2048}
-"""CBOW merges more often: WS353 +0.021 for 2% of its speed (skip-gram: −0.017 for 3%;
-measured over seeds, see the README's "Merging the hot rows more often")."""
+visited most (those near the root) and merges it every HOT_SYNC_WORDS words."""
+HOT_SYNC_WORDS = 2048
 
 
 def hot_inner_nodes(tree: Tree, counts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -299,8 +297,7 @@ def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, po
 
     hot_nodes, hot_slot = hot_inner_nodes(tree, vocab.counts, HOT_NODES if s.threads > 1 else 0)
     weights = Weights(model.vectors, model.node_vectors, hot_nodes, hot_slot)
-    config = Config(int(s.window), bool(s.cbow_mean), s.arch == "skipgram",
-                    HOT_SYNC_WORDS[s.arch])
+    config = Config(int(s.window), bool(s.cbow_mean), s.arch == "skipgram", HOT_SYNC_WORDS)
     paths = tree.training_paths
     longest = tree.step_scratch
     states = [new_state((s.seed * 7919 + 17 * (t + 1)) % 2**64, BLOCK_BYTES // 2 + 2, s.window, longest,

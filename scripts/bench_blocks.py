@@ -57,8 +57,7 @@ class Build:
         self.keep = trainer.keep_probabilities(vocab.counts, 1e-3)
         hot, slot = trainer.hot_inner_nodes(tree, vocab.counts, trainer.HOT_NODES if threads > 1 else 0)
         self.weights = sgd.Weights(syn0, syn1, hot, slot)
-        sync = trainer.HOT_SYNC_WORDS  # one number for both archs before 2026-11-24
-        self.config = sgd.Config(5, True, arch == "skipgram", sync[arch] if isinstance(sync, dict) else sync)
+        self.config = sgd.Config(5, True, arch == "skipgram", trainer.HOT_SYNC_WORDS)
         self.paths = tree.training_paths
         self.states = [sgd.new_state(1 + t, trainer.BLOCK_BYTES // 2 + 2, 5, tree.step_scratch, syn1[hot])
                        for t in range(threads)]
