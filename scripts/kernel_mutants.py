@@ -38,6 +38,11 @@ MUTANTS = [  # (what, file, original text, mutated text)
      "            c[d] += 0.0"),
     ("prediction: codes 0 and 1 swapped consistently", "softmax.py",
      "        left += ls\n        right += ls - x", "        right += ls\n        left += ls - x"),
+    ("skip-gram's gradient drops every fourth node's step", "sgd.py",
+     "grad[c, d] += g0 * u0[d] + g1 * u1[d] + g2 * u2[d] + g3 * u3[d]",
+     "grad[c, d] += g0 * u0[d] + g1 * u1[d] + g2 * u2[d]"),
+    ("skip-gram's node update drops the second of a pair", "sgd.py",
+     "u[d] += g0 * H[c, d] + g1 * H[c + 1, d]\n", "u[d] += g0 * H[c, d]\n"),
     ("prefetch the entering word one position early", "sgd.py",
      "prefetch_row(syn0, sen[i + 1 + window])", "prefetch_row(syn0, sen[i + window])"),
 ]
