@@ -19,20 +19,15 @@ import numpy as np
 
 from .checkpoint import Position
 from .corpus import WordTable
+from .kernel_setup import HOT_NODES, KernelSetup, hot_inner_nodes, kernel_setup
 from .model import Model
 from .reader import Slice, iter_blocks
 from .settings import TrainSettings
 from .softmax import subtree_totals
-from .trainer import (
-    HOT_NODES,
-    _run_epochs,
-    hot_inner_nodes,
-    initial_weights,
-    keep_probabilities,
-)
+from .trainer import _run_epochs, initial_weights
 from .tree import Tree
-from .utils import add_rows, changed_rows, row_differences, take_rows
-from .vocab import Vocab
+from .utils import add_quantized_rows, quantized_differences, take_rows
+from .vocab import Vocab, keep_probabilities
 
 
 @dataclass
@@ -71,13 +66,17 @@ class Anchor(NamedTuple):
 
 class Change(NamedTuple):
     """What replicas changed in a round: the rows of each matrix they moved
-    (ascending) and the summed moves; the round's words, loss sum, examples, and
+    (ascending) and the summed moves, each row as int16 steps of its own scale
+    (:func:`hsw2v.utils.quantized_differences`: within 1/65534 of the row's largest
+    move, in half the bytes of float32); the round's words, loss sum, examples, and
     the number of replicas."""
 
     rows0: np.ndarray
-    syn0: np.ndarray
+    syn0: np.ndarray  # int16 (len(rows0), D)
+    scale0: np.ndarray  # float32 (len(rows0))
     rows1: np.ndarray
     syn1: np.ndarray
+    scale1: np.ndarray
     words: int
     loss_sum: float
     examples: int
@@ -118,6 +117,7 @@ class Run(NamedTuple):
 
     table: WordTable
     reach: Reach
+    setup: KernelSetup
 
 
 _RUNS: dict[str, Run] = {}
@@ -145,11 +145,11 @@ def _apply(syn0: np.ndarray, syn1: np.ndarray, changes: list[Change], job: Job) 
     updates took the mean)."""
     p, words = sum(ch.replicas for ch in changes), sum(ch.words for ch in changes)
     for ch in changes:
-        for w, rows, moves, visits in ((syn0, ch.rows0, ch.syn0, job.visits[0]),
-                                       (syn1, ch.rows1, ch.syn1, job.visits[1])):
+        for w, rows, steps, scale, visits in ((syn0, *ch[0:3], job.visits[0]),
+                                              (syn1, *ch[3:6], job.visits[1])):
             together = visits[rows] * words  # updates of the row by all the replicas
             share = (1 / p + (1 - 1 / p) / (1 + together / MEAN_VISITS)).astype(np.float32)
-            add_rows(w, rows, moves, share)
+            add_quantized_rows(w, rows, steps, scale * share)
 
 
 def weights_at(job: Job, anchor: Anchor, history: list[list[Change]]) -> Anchor:
@@ -240,15 +240,16 @@ class ReplicaBlocks:
                       words, loss_sum, examples)
 
 
-def _moved(new: np.ndarray, old: np.ndarray, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _moved(new: np.ndarray, old: np.ndarray, candidates: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The rows among ``candidates`` in which ``new`` differs from ``old``, ascending,
-    and ``new - old`` there."""
+    and ``new - old`` there as int16 steps and each row's scale."""
     candidates = np.sort(candidates)
     rows = np.empty(len(candidates), dtype=np.int32)
-    rows = rows[:changed_rows(new, old, candidates, rows)]
-    moves = np.empty((len(rows), new.shape[1]), dtype=np.float32)
-    row_differences(new, old, rows, moves)
-    return rows, moves
+    steps = np.empty((len(candidates), new.shape[1]), dtype=np.int16)
+    scale = np.empty(len(candidates), dtype=np.float32)
+    n = quantized_differences(new, old, candidates, rows, steps, scale)
+    return rows[:n], steps[:n], scale[:n]
 
 
 def train_slice(job: Job, anchor: Anchor, history: list[list[Change]], part: str | Slice | list,
@@ -257,23 +258,26 @@ def train_slice(job: Job, anchor: Anchor, history: list[list[Change]], part: str
     slice number ``index`` of the epoch, with the learning rate of words
     ``words_before..words_before+words`` of the run; what it changed."""
     s = replace(job.settings, epochs=epoch + 1)
-    run = _RUNS.get(job.token)
-    if run is None:  # (a worker running two tasks at once may build it twice)
-        run = Run(WordTable(job.vocab.words), reach(job.vocab, job.tree))
-        _RUNS.clear()
-        _RUNS[job.token] = run
     start = weights_at(job, anchor, history)
     with _LOCK:  # a replica's arrays, reused from round to round (one a task)
         replica = _REPLICAS.pop(job.token, None) or (np.zeros_like(start.syn0),
                                                      np.zeros_like(start.syn1))
     model = Model(job.vocab, job.tree, *replica, s)
+    run = _RUNS.get(job.token)
+    if run is None:  # (a worker running two tasks at once may build it twice)
+        table = WordTable(job.vocab.words)
+        table.encode(b"")  # (loaded before kernel_setup hands LLVM's pages back)
+        run = Run(table, reach(job.vocab, job.tree), kernel_setup(model, s))
+        _RUNS.clear()
+        _RUNS[job.token] = run
     seeds = np.random.SeedSequence([s.seed, epoch, index]).generate_state(s.threads, np.uint64)
     position = Position(max(words, 1), exact=False, epoch=epoch, words=words_before,
                         loss_sum=[0.0] * (epoch + 1), examples=[0] * (epoch + 1),
                         rng=[int(x) for x in seeds])
     blocks = ReplicaBlocks(part, run.table, run.reach, start, replica,
                            dense=words > DENSE_WORDS * len(job.vocab))
-    _run_epochs(part, model, s, False, position, spool=blocks, schedule=job.schedule)
+    _run_epochs(part, model, s, False, position, spool=blocks, schedule=job.schedule,
+                setup=run.setup)
     change = blocks.change(position.words - words_before, position.loss_sum[epoch],
                            position.examples[epoch])
     with _LOCK:
@@ -298,18 +302,19 @@ def release(token: str) -> None:
             kept.pop(token, None)
 
 
-def _sum_rows(ra: np.ndarray, a: np.ndarray, rb: np.ndarray, b: np.ndarray):
+def _sum_rows(ra: np.ndarray, steps_a: np.ndarray, scale_a: np.ndarray, rb: np.ndarray,
+              steps_b: np.ndarray, scale_b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rows = np.union1d(ra, rb).astype(np.int32)
-    out = np.zeros((len(rows), a.shape[1]), dtype=np.float32)
-    out[np.searchsorted(rows, ra)] += a
-    out[np.searchsorted(rows, rb)] += b
-    return rows, out
+    total = np.zeros((len(rows), steps_a.shape[1]), dtype=np.float32)
+    add_quantized_rows(total, np.searchsorted(rows, ra).astype(np.int32), steps_a, scale_a)
+    add_quantized_rows(total, np.searchsorted(rows, rb).astype(np.int32), steps_b, scale_b)
+    at, steps, scale = _moved(total, np.zeros_like(total), np.arange(len(rows), dtype=np.int32))
+    return rows[at], steps, scale
 
 
 def combine(a: Change, b: Change) -> Change:
-    """Two replicas' changes as one (sums, row by row)."""
-    return Change(*_sum_rows(a.rows0, a.syn0, b.rows0, b.syn0),
-                  *_sum_rows(a.rows1, a.syn1, b.rows1, b.syn1), a.words + b.words,
+    """Two replicas' changes as one (sums, row by row, quantized again)."""
+    return Change(*_sum_rows(*a[0:3], *b[0:3]), *_sum_rows(*a[3:6], *b[3:6]), a.words + b.words,
                   a.loss_sum + b.loss_sum, a.examples + b.examples, a.replicas + b.replicas)
 
 

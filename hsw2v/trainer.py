@@ -21,19 +21,17 @@ import numpy as np
 from .checkpoint import Checkpoints, Position, load_checkpoint
 from .corpus import TokenSpool, WordCounts, WordTable, count_words
 from .errors import HSW2VError
+from .kernel_setup import KernelSetup, kernel_setup
 from .memory import release_compiler_pages, release_free_memory
 from .model import Model
 from .progress import progress_bar
 from .reader import BLOCK_BYTES, Source, describe, iter_blocks, lock_free, rereadable
 from .semantic import context_means, semantic_below, semantic_tree
 from .settings import CHECKPOINT_MINUTES, TREE_KINDS, TrainSettings
-from .sgd import Config, Weights, new_state, train_block
+from .sgd import Weights, new_state
 from .signals import raise_pending
-from .softmax import subtree_totals
 from .tree import Tree, build_tree
-from .utils import for_dim
-from .vocab import Vocab, keep_probabilities
-from .word2vec_format import warm_up_writer
+from .vocab import Vocab
 
 
 def build_vocab(corpus: Source, min_count: int = 5, max_vocab: int | None = None,
@@ -240,29 +238,11 @@ def _make_tree(path: Source, vocab: Vocab, s: TrainSettings, tree_from: Model | 
     return semantic_tree(X, s.split, epsilon=s.epsilon, max_codes=s.max_codes)
 
 
-HOT_NODES = 1024
-"""With several threads, each thread trains its own copy of the inner nodes
-visited most (those near the root) and merges it every HOT_SYNC_WORDS words."""
-HOT_SYNC_WORDS = 2048
-
-
-def hot_inner_nodes(tree: Tree, counts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` inner nodes on the most word tokens' paths, and each inner node's
-    slot among them (-1 for the others)."""
-    n_inner = tree.n_leaves - 1
-    k = min(k, n_inner)
-    visits = np.empty(n_inner, dtype=np.float64)  # O(V): no array per path entry
-    subtree_totals(tree.children, tree.inner_order, counts[tree.leaf_words] * 1.0, visits)
-    hot = np.sort(np.argsort(-visits, kind="stable")[:k]).astype(np.int32)
-    slot = np.full(n_inner, -1, dtype=np.int32)
-    slot[hot] = np.arange(k, dtype=np.int32)
-    return hot, slot
-
-
 def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, position: Position,
                 spool: TokenSpool | None = None, type_ids: list[np.ndarray] | None = None,
                 checkpoints: Checkpoints | None = None, schedule: int | None = None,
-                table: WordTable | None = None) -> tuple[list[float], float]:
+                table: WordTable | None = None, setup: KernelSetup | None = None
+                ) -> tuple[list[float], float]:
     """Stream the corpus through the worker threads from ``position`` to the end of
     epoch ``s.epochs``; return each epoch's mean loss and the seconds from the
     threads' start to their end. The learning rate falls over ``schedule`` words
@@ -274,8 +254,9 @@ def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, po
     if given; otherwise the text is read and encoded again each epoch. An epoch
     whose words differ from ``position.per_epoch`` (when ``exact``) or from the
     words of the blocks a resumed run skips means the corpus changed: that fails.
-    ``checkpoints`` saves the run at block boundaries, with every queued block trained."""
-    vocab, tree = model.vocab, model.tree
+    ``checkpoints`` saves the run at block boundaries, with every queued block trained.
+    ``setup``: the run's :class:`KernelSetup`, if built before (else built here)."""
+    vocab = model.vocab
     if spool is None:
         table = table or WordTable(vocab.words)
         table.encode(b"")  # loads the encoding kernel before LLVM's pages go (below)
@@ -283,7 +264,8 @@ def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, po
     else:
         spool.warm_up()
         epoch_blocks = lambda: spool.blocks(type_ids)
-    keep = keep_probabilities(vocab.counts, s.sample)
+    k = setup or kernel_setup(model, s)
+    keep, kernel = k.keep, k.kernel
     planned = schedule or s.epochs * position.per_epoch
     loss_sum = position.loss_sum or [0.0] * s.epochs
     examples = position.examples or [0] * s.epochs
@@ -295,21 +277,12 @@ def _run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, po
     def alpha_at(words: int) -> float:
         return max(s.min_alpha, s.alpha - (s.alpha - s.min_alpha) * words / planned)
 
-    hot_nodes, hot_slot = hot_inner_nodes(tree, vocab.counts, HOT_NODES if s.threads > 1 else 0)
-    weights = Weights(model.vectors, model.node_vectors, hot_nodes, hot_slot)
-    config = Config(int(s.window), bool(s.cbow_mean), s.arch == "skipgram", HOT_SYNC_WORDS)
-    paths = tree.training_paths
-    longest = tree.step_scratch
-    states = [new_state((s.seed * 7919 + 17 * (t + 1)) % 2**64, BLOCK_BYTES // 2 + 2, s.window, longest,
-                        model.node_vectors[hot_nodes]) for t in range(s.threads)]
+    weights = Weights(model.vectors, model.node_vectors, k.hot_nodes, k.hot_slot)
+    paths, config = k.paths, k.config
+    states = [new_state((s.seed * 7919 + 17 * (t + 1)) % 2**64, BLOCK_BYTES // 2 + 2, s.window,
+                        k.longest, model.node_vectors[k.hot_nodes]) for t in range(s.threads)]
     for state, rng in zip(states, position.rng):
         state.rng[0] = rng
-    # Load everything this run will call, then hand LLVM's pages back (see memory.py).
-    none = np.empty(0, np.int32)
-    kernel = for_dim(train_block, none, np.empty(0, np.int64), 0, 0.0, 0.0, keep, weights, paths,
-                     config, states[0], s.dim)
-    warm_up_writer(s.dim)
-    release_compiler_pages()
 
     def worker(state) -> None:
         while True:

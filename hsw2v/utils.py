@@ -1,7 +1,7 @@
 """numba helpers that import nothing from the package: compile options, word2vec.c's
 random generator, a cache-prefetch intrinsic, byte hashing, copying the rows that
-keys reach, the rows in which two matrices differ, adding to rows, and compiling a
-kernel for one vector size."""
+keys reach, the rows in which two matrices differ as int16 steps, adding such rows,
+and compiling a kernel for one vector size."""
 from __future__ import annotations
 
 import numpy as np
@@ -23,6 +23,11 @@ alternating block by block) gave CBOW 1.235× the words/s with 1 thread."""
 
 EXACT = {"nogil": True, "cache": True}
 """For number formatting: fastmath would assume away the NaN and infinity checks."""
+
+IEEE = {"nogil": True, "cache": True, "fastmath": {"nnan", "ninf", "nsz"}}
+"""Arithmetic rounded as IEEE 754 says (no reassociation, no fused multiply-add,
+no approximate reciprocals): the same bits on any CPU. Assuming no NaN lets
+maxima vectorise."""
 
 _LCG_MUL = np.uint64(25214903917)
 _LCG_ADD = np.uint64(11)
@@ -120,20 +125,6 @@ def for_dim(kernel, *args):
 
 
 @njit(**JIT)
-def changed_rows(new, old, candidates, rows):
-    """Write the rows among ``candidates`` where ``new`` and ``old`` differ to
-    ``rows``, in the candidates' order; their number."""
-    n = 0
-    for r in candidates:
-        for j in range(new.shape[1]):
-            if new[r, j] != old[r, j]:
-                rows[n] = r
-                n += 1
-                break
-    return n
-
-
-@njit(**JIT)
 def take_rows(keys, offsets, items, src, dst, seen, rows, n):
     """For each key, each row r of ``items[offsets[key]:offsets[key + 1]]`` not yet
     ``seen``: mark it, append it to ``rows`` (after the first ``n``), and copy
@@ -150,20 +141,36 @@ def take_rows(keys, offsets, items, src, dst, seen, rows, n):
     return n
 
 
-@njit(**EXACT)
-def row_differences(new, old, rows, out):
-    """``out[i] = new[rows[i]] - old[rows[i]]`` for each i."""
-    for i in range(rows.shape[0]):
-        r = rows[i]
+STEPS = 32767
+"""A quantized row's largest entry, in steps of its scale (int16)."""
+
+
+@njit(**IEEE)
+def quantized_differences(new, old, candidates, rows, steps, scale):
+    """For each row r among ``candidates`` where ``new`` and ``old`` differ, in
+    order: append r to ``rows``, its largest |new[r] - old[r]| / STEPS to
+    ``scale`` and (new[r] - old[r]) / scale, rounded to integers, to ``steps``
+    (int16). Returns the number of rows."""
+    n = 0
+    for r in candidates:
+        m = np.float32(0.0)
         for j in range(new.shape[1]):
-            out[i, j] = new[r, j] - old[r, j]
+            m = max(m, abs(new[r, j] - old[r, j]))
+        if m == 0:
+            continue
+        inv = np.float32(STEPS) / m
+        for j in range(new.shape[1]):
+            steps[n, j] = np.int16(np.rint((new[r, j] - old[r, j]) * inv))
+        rows[n] = r
+        scale[n] = m / np.float32(STEPS)
+        n += 1
+    return n
 
 
-@njit(**EXACT)
-def add_rows(matrix, rows, moves, scale):
-    """``matrix[rows[i]] += moves[i] * scale[i]`` for each i, in place, rounded as
-    numpy rounds it (no fused multiply-add: the same bits on any CPU)."""
+@njit(**IEEE)
+def add_quantized_rows(matrix, rows, steps, scale):
+    """``matrix[rows[i]] += steps[i] * scale[i]`` for each i, in place (float32)."""
     for i in range(rows.shape[0]):
         r = rows[i]
         for j in range(matrix.shape[1]):
-            matrix[r, j] += moves[i, j] * scale[i]
+            matrix[r, j] += np.float32(steps[i, j]) * scale[i]

@@ -93,7 +93,7 @@ def fma_per_word(model) -> float:
     context word for the mean and the update). Sentence edges are ignored."""
     import numpy as np
 
-    from hsw2v.trainer import keep_probabilities
+    from hsw2v.vocab import keep_probabilities
 
     s = model.settings
     counts = np.asarray(model.vocab.counts, dtype=np.float64)

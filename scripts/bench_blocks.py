@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "data" / "enwiki-17m.txt.gz"
 
 
-MODULES = ("corpus", "reader", "sgd", "trainer", "tree", "utils")
+MODULES = ("corpus", "reader", "sgd", "trainer", "tree", "utils", "kernel_setup")
 
 
 def load(checkout: str, name: str, root: Path) -> SimpleNamespace:
@@ -41,7 +41,8 @@ def load(checkout: str, name: str, root: Path) -> SimpleNamespace:
     under ``root``."""
     shutil.copytree(Path(checkout) / "hsw2v", root / name,
                     ignore=shutil.ignore_patterns("__pycache__"))
-    return SimpleNamespace(**{m: importlib.import_module(f"{name}.{m}") for m in MODULES})
+    found = [m for m in MODULES if (root / name / f"{m}.py").exists()]
+    return SimpleNamespace(**{m: importlib.import_module(f"{name}.{m}") for m in found})
 
 
 class Build:
@@ -53,11 +54,12 @@ class Build:
 
     def __init__(self, pkg, vocab, tree, arch: str, threads: int):
         sgd, trainer, utils = pkg.sgd, pkg.trainer, pkg.utils
+        setup_home = getattr(pkg, "kernel_setup", trainer)  # (these were in trainer before)
         syn0, syn1 = trainer.initial_weights(len(vocab), tree.n_leaves - 1, 100, 1)
-        self.keep = trainer.keep_probabilities(vocab.counts, 1e-3)
-        hot, slot = trainer.hot_inner_nodes(tree, vocab.counts, trainer.HOT_NODES if threads > 1 else 0)
+        self.keep = setup_home.keep_probabilities(vocab.counts, 1e-3)
+        hot, slot = setup_home.hot_inner_nodes(tree, vocab.counts, setup_home.HOT_NODES if threads > 1 else 0)
         self.weights = sgd.Weights(syn0, syn1, hot, slot)
-        self.config = sgd.Config(5, True, arch == "skipgram", trainer.HOT_SYNC_WORDS)
+        self.config = sgd.Config(5, True, arch == "skipgram", setup_home.HOT_SYNC_WORDS)
         self.paths = tree.training_paths
         self.states = [sgd.new_state(1 + t, trainer.BLOCK_BYTES // 2 + 2, 5, tree.step_scratch, syn1[hot])
                        for t in range(threads)]

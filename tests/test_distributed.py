@@ -341,22 +341,29 @@ def test_round_changes_against_dense_numpy():
     visits = (rng.uniform(0, 50, v), rng.uniform(0, 500, v - 1))
     job = rounds.Job("t", None, tree, None, 0, visits)
 
+    def quantized(n):  # some rows, their steps (one row's largest 32767 or -32767) and scales
+        rows = np.sort(rng.choice(n, n // 2, replace=False)).astype(np.int32)
+        steps = rng.integers(-32767, 32768, (len(rows), dim)).astype(np.int16)
+        steps[np.arange(len(rows)), rng.integers(0, dim, len(rows))] = 32767 * rng.choice([-1, 1], len(rows))
+        return rows, steps, rng.uniform(1e-6, 1e-3, len(rows)).astype(np.float32)
+
     def change(words):
-        r0, r1 = (np.sort(rng.choice(n, n // 2, replace=False)).astype(np.int32) for n in (v, v - 1))
-        return rounds.Change(r0, rng.normal(size=(len(r0), dim)).astype(np.float32), r1,
-                             rng.normal(size=(len(r1), dim)).astype(np.float32), words, 1.0, 10)
+        return rounds.Change(*quantized(v), *quantized(v - 1), words, 1.0, 10)
 
     def dense(ch, n, which):
-        out = np.zeros((n, dim), np.float32)
-        rows, moves = (ch.rows0, ch.syn0) if which == 0 else (ch.rows1, ch.syn1)
-        out[rows] = moves
+        out = np.zeros((n, dim), np.float64)
+        rows, steps, scale = ch[3 * which:3 * which + 3]
+        out[rows] = steps * scale.astype(np.float64)[:, None]
         return out
 
     a, b = change(300), change(500)
     both = rounds.combine(a, b)
     assert both.words == 800 and both.replicas == 2
-    for which, n in ((0, v), (1, v - 1)):
-        np.testing.assert_array_equal(dense(both, n, which), dense(a, n, which) + dense(b, n, which))
+    for which, n in ((0, v), (1, v - 1)):  # the sum, quantized again: within about half a step
+        want, got = dense(a, n, which) + dense(b, n, which), dense(both, n, which)
+        step = np.abs(want).max(axis=1, keepdims=True) / 32767
+        assert np.all(np.abs(got - want) <= 0.51 * step)
+        assert np.array_equal(np.flatnonzero(step), both[3 * which])
     anchor = rounds.Anchor(0, rng.normal(size=(v, dim)).astype(np.float32),
                            rng.normal(size=(v - 1, dim)).astype(np.float32))
     kept = (anchor.syn0.copy(), anchor.syn1.copy())
@@ -418,12 +425,17 @@ def test_a_round_trains_a_sparse_replica_to_the_change_of_a_full_copy(tmp_path):
         at = Position(words, exact=False, epoch=1, words=5000, loss_sum=[0.0, 0.0], examples=[0, 0],
                       rng=[int(x) for x in seeds])
         _run_epochs(part, full, full.settings, False, at, schedule=10**6)
-        for rows, moves, new, old in ((got.rows0, got.syn0, full.vectors, start.syn0),
-                                      (got.rows1, got.syn1, full.node_vectors, start.syn1)):
+        for (rows, steps, scale), new, old in ((got[0:3], full.vectors, start.syn0),
+                                               (got[3:6], full.node_vectors, start.syn1)):
             want = np.flatnonzero((new != old).any(axis=1))
             assert 0 < len(want) < len(old) // 2
             np.testing.assert_array_equal(rows, want)
-            np.testing.assert_array_equal(moves, new[want] - old[want])
+            moves = (new[want] - old[want]).astype(np.float64)  # as int16 steps of each row's
+            biggest = np.abs(moves).max(axis=1)  # largest move / 32767, rounded to the nearest
+            np.testing.assert_allclose(scale, biggest / 32767, rtol=1e-6)
+            assert steps.dtype == np.int16 and np.all(np.abs(steps).max(axis=1) == 32767)
+            assert np.all(np.abs(steps * scale[:, None].astype(np.float64) - moves)
+                          <= 0.51 * scale[:, None])
         assert got.loss_sum == at.loss_sum[1] and got.words == at.words - 5000
     rounds._REPLICAS.clear()
 
