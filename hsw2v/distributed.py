@@ -13,7 +13,8 @@ synchronous rounds with parameter averaging.
   replica of the global weights with the local trainer's threads and returns the
   rows it changed (see :mod:`hsw2v.rounds`). Each worker keeps its own copy of
   the global weights and moves it by the round's changes before the next, so
-  only changed rows travel, worker to worker: up to ``DIRECT_EXCHANGE`` replicas,
+  only changed rows travel (as int16 steps of a scale per row), worker to
+  worker: up to ``DIRECT_EXCHANGE`` replicas,
   every task takes each replica's change; past that, a tree of ``combine`` tasks
   sums them first. Rows the replicas all updated many times move by about their
   mean change, the others by the sum (see :func:`hsw2v.rounds._apply`).
