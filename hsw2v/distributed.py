@@ -19,8 +19,8 @@ synchronous rounds with parameter averaging.
   sums them first. Rows the replicas all updated many times move by about their
   mean change, the others by the sum (see :func:`hsw2v.rounds._apply`).
 - **Anchors.** The weights exist as a Dask value only at an *anchor*, made when
-  the changes since the last one add up to ``ANCHOR_ROWS`` times the weights'
-  rows (and for checkpoints and at the end). A task's inputs are the anchor and
+  the changes since the last one add up to ``ANCHOR_BYTES`` times the weights'
+  bytes (and for checkpoints and at the end). A task's inputs are the anchor and
   the changes since. The client receives a few numbers a round, and the weights
   at checkpoints and at the end.
 - **Faults.** Every task is a pure function of its inputs (anchor, changes,
@@ -115,10 +115,10 @@ def vocabulary(counts: WordCounts, min_count: int, max_vocab: int | None) -> tup
 DIRECT_EXCHANGE = 4
 """Up to this many replicas, each round's tasks take every replica's change of the
 round before; more are first summed by a tree of ``combine`` tasks."""
-ANCHOR_ROWS = 4
+ANCHOR_BYTES = 4
 """A new anchor is made when the changes since the last add up to this many times
-the rows of the weights: this bounds what the workers hold, and what a lost
-worker's replacement replays."""
+the bytes of the weights (about 8 times their rows, at 2 bytes an entry): this
+bounds what the workers hold, and what a lost worker's replacement replays."""
 
 
 # --- the client ----------------------------------------------------------------------
@@ -236,6 +236,7 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
     submitted = 0  # rounds submitted
     first_from_anchor = 0  # the number of the first round trained from the newest anchor
     held = 0  # rows of the changes since the anchor (as far as counted)
+    weight_bytes = (len(vocab) * s.dim + (tree.n_leaves - 1) * (s.dim + s.node_bias)) * 4
 
     def account(epoch: int, totals: list, number: int) -> None:
         nonlocal done, held
@@ -295,7 +296,7 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
                 pending[:] = [anchor, *previous, *(ch for round_ in history for ch in round_)]
                 if len(rounds) > 1:  # the client stays one round behind the workers
                     account(*rounds.pop(0))
-                if held >= ANCHOR_ROWS * (len(vocab) + tree.n_leaves - 1):
+                if held * (2 * s.dim + 4) >= ANCHOR_BYTES * weight_bytes:
                     reanchor()
                 if saver and r + width < len(slices) and saver.due():
                     save(epoch, r + width)
