@@ -20,8 +20,8 @@ synchronous rounds with parameter averaging.
   mean change, the others by the sum (see :func:`hsw2v.rounds._apply`).
 - **Anchors.** The weights exist as a Dask value only at an *anchor*, made when
   the changes since the last one add up to ``ANCHOR_BYTES`` times the weights'
-  bytes (and for checkpoints and at the end). A task's inputs are the anchor and
-  the changes since. The client receives a few numbers a round, and the weights
+  bytes (and for checkpoints and at the end); rounds take it ``ANCHOR_LAG``
+  rounds later. A task's inputs are the anchor and the changes since. The client receives a few numbers a round, and the weights
   at checkpoints and at the end.
 - **Faults.** Every task is a pure function of its inputs (anchor, changes,
   slice, schedule position, seed), so a task lost with its worker is run again
@@ -115,6 +115,12 @@ def vocabulary(counts: WordCounts, min_count: int, max_vocab: int | None) -> tup
 DIRECT_EXCHANGE = 4
 """Up to this many replicas, each round's tasks take every replica's change of the
 round before; more are first summed by a tree of ``combine`` tasks."""
+ANCHOR_LAG = 2
+"""Rounds use a new anchor from this many rounds after it is asked for. Meanwhile
+they take the anchor before and its changes, so the anchor is made while a worker
+waits between rounds (its task has a lower priority than training) and the other
+workers fetch it while they train: made and fetched at once, it cost about 200 ms
+of the run's path (skip-gram, 2 workers)."""
 ANCHOR_BYTES = 4
 """A new anchor is made when the changes since the last add up to this many times
 the bytes of the weights (about 8 times their rows, at 2 bytes an entry): this
@@ -235,7 +241,9 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
     # rebuilt from them
     submitted = 0  # rounds submitted
     first_from_anchor = 0  # the number of the first round trained from the newest anchor
-    held = 0  # rows of the changes since the anchor (as far as counted)
+    held = 0  # rows of the changes since the newest anchor (as far as counted)
+    fresh: list = []  # a new anchor not yet used: its future, rounds of history it
+    # covers, and the number of rounds submitted when it was asked for
     weight_bytes = (len(vocab) * s.dim + (tree.n_leaves - 1) * (s.dim + s.node_bias)) * 4
 
     def account(epoch: int, totals: list, number: int) -> None:
@@ -253,12 +261,23 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
         bar.set_postfix(alpha=f"{alpha:.5f}", loss=f"{loss_sum[epoch] / max(examples[epoch], 1):.4f}",
                         workers=len(c.scheduler_info()["workers"]), refresh=False)
 
-    def reanchor() -> None:  # the weights after the rounds so far, as one value
-        nonlocal anchor, history, held, first_from_anchor
-        previous[:] = [anchor, *(ch for changes in history for ch in changes)]
+    def reanchor(now: bool = False) -> None:
+        """Ask for the weights after the rounds so far, as one value; rounds take it
+        ANCHOR_LAG rounds later, or from now on with ``now``."""
+        nonlocal held
+        fresh[:] = [c.submit(anchor_at, job, anchor, list(history), key=task_key("anchor"),
+                             priority=-1), len(history), submitted]
+        held = 0
+        if now:
+            use_fresh()
+
+    def use_fresh() -> None:
+        nonlocal anchor, history, first_from_anchor
+        new, cut, _ = fresh
+        previous[:] = [anchor, *(ch for changes in history[:cut] for ch in changes)]
         first_from_anchor = submitted
-        anchor = c.submit(anchor_at, job, anchor, history, key=task_key("anchor"))
-        history, held = [], 0
+        anchor, history = new, history[cut:]
+        fresh.clear()
 
     # Slices a round: fixed (and kept in checkpoints), so that a lost worker
     # changes where the tasks run, never what they compute.
@@ -267,7 +286,7 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
     def save(epoch: int, next_slice: int) -> None:  # every round submitted, counted
         while rounds:
             account(*rounds.pop(0))
-        reanchor()
+        reanchor(now=True)
         w = anchor.result()
         saver.save(Model(vocab, tree, w.syn0, w.syn1, s),
                    Position(per_epoch, False, epoch, next_slice, 0, done, loss_sum, examples,
@@ -278,6 +297,8 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
             first = at.blocks if epoch == at.epoch else 0
             before = epoch * per_epoch + sum(words for _, words in slices[:first])
             for r in range(first, len(slices), width):
+                if fresh and submitted >= fresh[2] + ANCHOR_LAG:
+                    use_fresh()
                 names = list(c.scheduler_info()["workers"]) or [None]
                 changes = []
                 for k in range(r, min(r + width, len(slices))):
@@ -293,10 +314,11 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
                 rounds.append((epoch, [c.submit(change_totals, ch, key=task_key("change-totals"))
                                        for ch in changes], submitted))
                 submitted += 1
-                pending[:] = [anchor, *previous, *(ch for round_ in history for ch in round_)]
+                pending[:] = [anchor, *fresh[:1], *previous,
+                              *(ch for round_ in history for ch in round_)]
                 if len(rounds) > 1:  # the client stays one round behind the workers
                     account(*rounds.pop(0))
-                if held * (2 * s.dim + 4) >= ANCHOR_BYTES * weight_bytes:
+                if not fresh and held * (2 * s.dim + 4) >= ANCHOR_BYTES * weight_bytes:
                     reanchor()
                 if saver and r + width < len(slices) and saver.due():
                     save(epoch, r + width)
@@ -304,7 +326,7 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
                 save(epoch + 1, 0)
         while rounds:
             account(*rounds.pop(0))
-        reanchor()
+        reanchor(now=True)
         final = anchor.result()
         c.run(release, plan.token)  # the workers' copies of this run's weights
     finally:
