@@ -21,8 +21,9 @@ synchronous rounds with parameter averaging.
 - **Anchors.** The weights exist as a Dask value only at an *anchor*, made when
   the changes since the last one add up to ``ANCHOR_BYTES`` times the weights'
   bytes (and for checkpoints and at the end); rounds take it ``ANCHOR_LAG``
-  rounds later. A task's inputs are the anchor and the changes since. The client receives a few numbers a round, and the weights
-  at checkpoints and at the end.
+  rounds later. A task's inputs are the anchor and the changes since. The
+  client receives a few numbers a round, and the weights at checkpoints and at
+  the end.
 - **Faults.** Every task is a pure function of its inputs (anchor, changes,
   slice, schedule position, seed), so a task lost with its worker is run again
   elsewhere with the same result: a worker without the resident copy builds it

@@ -57,11 +57,11 @@ def kernel_setup(model: Model, s: TrainSettings) -> KernelSetup:
     keep = keep_probabilities(model.vocab.counts, s.sample)
     hot_nodes, hot_slot = hot_inner_nodes(tree, model.vocab.counts, HOT_NODES if s.threads > 1 else 0)
     config = Config(int(s.window), bool(s.cbow_mean), s.arch == "skipgram", HOT_SYNC_WORDS)
-    longest = tree.step_scratch
+    paths, longest = tree.training_paths, tree.step_scratch
     weights = Weights(model.vectors, model.node_vectors, hot_nodes, hot_slot)
     state = new_state(0, 0, s.window, longest, model.node_vectors[hot_nodes])
     kernel = for_dim(train_block, np.empty(0, np.int32), np.empty(0, np.int64), 0, 0.0, 0.0, keep,
-                     weights, tree.training_paths, config, state, s.dim)
+                     weights, paths, config, state, s.dim)
     warm_up_writer(s.dim)
     release_compiler_pages()
-    return KernelSetup(keep, hot_nodes, hot_slot, tree.training_paths, longest, config, kernel)
+    return KernelSetup(keep, hot_nodes, hot_slot, paths, longest, config, kernel)
