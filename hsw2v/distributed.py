@@ -13,7 +13,7 @@ synchronous rounds with parameter averaging.
   replica of the global weights with the local trainer's threads and returns the
   rows it changed (see :mod:`hsw2v.rounds`). Each worker keeps its own copy of
   the global weights and moves it by the round's changes before the next, so
-  only changed rows travel (as int16 steps of a scale per row), worker to
+  only changed rows travel (as int8 steps of a scale per row), worker to
   worker: up to ``DIRECT_EXCHANGE`` replicas,
   every task takes each replica's change; past that, a tree of ``combine`` tasks
   sums them first. Rows the replicas all updated many times move by about their
@@ -65,6 +65,7 @@ from .signals import raise_pending
 from .tokens import TypeArrays
 from .trainer import _carried, check_converging, check_vocab
 from .tree import build_tree, named_trees
+from .utils import STEP_TYPE
 from .vocab import Vocab
 
 SHARD_SHIFT = 44
@@ -124,7 +125,7 @@ workers fetch it while they train: made and fetched at once, it cost about 200 m
 of the run's path (skip-gram, 2 workers)."""
 ANCHOR_BYTES = 4
 """A new anchor is made when the changes since the last add up to this many times
-the bytes of the weights (about 8 times their rows, at 2 bytes an entry): this
+the bytes of the weights (about 16 times their rows, at 1 byte an entry): this
 bounds what the workers hold, and what a lost worker's replacement replays."""
 
 
@@ -245,6 +246,7 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
     held = 0  # rows of the changes since the newest anchor (as far as counted)
     fresh: list = []  # a new anchor not yet used: its future, rounds of history it
     # covers, and the number of rounds submitted when it was asked for
+    row_bytes = s.dim * np.dtype(STEP_TYPE).itemsize + 4  # a changed row's, as it travels
     weight_bytes = (len(vocab) * s.dim + (tree.n_leaves - 1) * (s.dim + s.node_bias)) * 4
 
     def account(epoch: int, totals: list, number: int) -> None:
@@ -319,7 +321,7 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
                               *(ch for round_ in history for ch in round_)]
                 if len(rounds) > 1:  # the client stays one round behind the workers
                     account(*rounds.pop(0))
-                if not fresh and held * (2 * s.dim + 4) >= ANCHOR_BYTES * weight_bytes:
+                if not fresh and held * row_bytes >= ANCHOR_BYTES * weight_bytes:
                     reanchor()
                 if saver and r + width < len(slices) and saver.due():
                     save(epoch, r + width)

@@ -26,7 +26,7 @@ from .settings import TrainSettings
 from .softmax import subtree_totals
 from .trainer import _run_epochs, initial_weights
 from .tree import Tree
-from .utils import add_quantized_rows, quantized_differences, take_rows
+from .utils import STEP_TYPE, add_quantized_rows, quantized_differences, take_rows
 from .vocab import Vocab, keep_probabilities
 
 
@@ -66,13 +66,13 @@ class Anchor(NamedTuple):
 
 class Change(NamedTuple):
     """What replicas changed in a round: the rows of each matrix they moved
-    (ascending) and the summed moves, each row as int16 steps of its own scale
-    (:func:`hsw2v.utils.quantized_differences`: within 1/65534 of the row's largest
-    move, in half the bytes of float32); the round's words, loss sum, examples, and
+    (ascending) and the summed moves, each row as int8 steps of its own scale
+    (:func:`hsw2v.utils.quantized_differences`: within 1/254 of the row's largest
+    move, in a quarter of the bytes of float32); the round's words, loss sum, examples, and
     the number of replicas."""
 
     rows0: np.ndarray
-    syn0: np.ndarray  # int16 (len(rows0), D)
+    syn0: np.ndarray  # int8 (len(rows0), D)
     scale0: np.ndarray  # float32 (len(rows0))
     rows1: np.ndarray
     syn1: np.ndarray
@@ -243,10 +243,10 @@ class ReplicaBlocks:
 def _moved(new: np.ndarray, old: np.ndarray, candidates: np.ndarray
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The rows among ``candidates`` in which ``new`` differs from ``old``, ascending,
-    and ``new - old`` there as int16 steps and each row's scale."""
+    and ``new - old`` there as int8 steps and each row's scale."""
     candidates = np.sort(candidates)
     rows = np.empty(len(candidates), dtype=np.int32)
-    steps = np.empty((len(candidates), new.shape[1]), dtype=np.int16)
+    steps = np.empty((len(candidates), new.shape[1]), dtype=STEP_TYPE)
     scale = np.empty(len(candidates), dtype=np.float32)
     n = quantized_differences(new, old, candidates, rows, steps, scale)
     return rows[:n], steps[:n], scale[:n]

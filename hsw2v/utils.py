@@ -1,6 +1,6 @@
 """numba helpers that import nothing from the package: compile options, word2vec.c's
 random generator, a cache-prefetch intrinsic, byte hashing, copying the rows that
-keys reach, the rows in which two matrices differ as int16 steps, adding such rows,
+keys reach, the rows in which two matrices differ as int8 steps, adding such rows,
 and compiling a kernel for one vector size."""
 from __future__ import annotations
 
@@ -141,8 +141,10 @@ def take_rows(keys, offsets, items, src, dst, seen, rows, n):
     return n
 
 
-STEPS = 32767
-"""A quantized row's largest entry, in steps of its scale (int16)."""
+STEPS = 127
+"""A quantized row's largest entry, in steps of its scale."""
+STEP_TYPE = np.int8
+"""The type of a quantized row's entries."""
 
 
 @njit(**IEEE)
@@ -150,7 +152,7 @@ def quantized_differences(new, old, candidates, rows, steps, scale):
     """For each row r among ``candidates`` where ``new`` and ``old`` differ, in
     order: append r to ``rows``, its largest |new[r] - old[r]| / STEPS to
     ``scale`` and (new[r] - old[r]) / scale, rounded to integers, to ``steps``
-    (int16). Returns the number of rows."""
+    (int8). Returns the number of rows."""
     n = 0
     for r in candidates:
         m = np.float32(0.0)
@@ -160,7 +162,7 @@ def quantized_differences(new, old, candidates, rows, steps, scale):
             continue
         inv = np.float32(STEPS) / m
         for j in range(new.shape[1]):
-            steps[n, j] = np.int16(np.rint((new[r, j] - old[r, j]) * inv))
+            steps[n, j] = np.int8(np.rint((new[r, j] - old[r, j]) * inv))
         rows[n] = r
         scale[n] = m / np.float32(STEPS)
         n += 1

@@ -341,10 +341,10 @@ def test_round_changes_against_dense_numpy():
     visits = (rng.uniform(0, 50, v), rng.uniform(0, 500, v - 1))
     job = rounds.Job("t", None, tree, None, 0, visits)
 
-    def quantized(n):  # some rows, their steps (one row's largest 32767 or -32767) and scales
+    def quantized(n):  # some rows, their steps (one row's largest 127 or -127) and scales
         rows = np.sort(rng.choice(n, n // 2, replace=False)).astype(np.int32)
-        steps = rng.integers(-32767, 32768, (len(rows), dim)).astype(np.int16)
-        steps[np.arange(len(rows)), rng.integers(0, dim, len(rows))] = 32767 * rng.choice([-1, 1], len(rows))
+        steps = rng.integers(-127, 128, (len(rows), dim)).astype(np.int8)
+        steps[np.arange(len(rows)), rng.integers(0, dim, len(rows))] = 127 * rng.choice([-1, 1], len(rows))
         return rows, steps, rng.uniform(1e-6, 1e-3, len(rows)).astype(np.float32)
 
     def change(words):
@@ -361,7 +361,7 @@ def test_round_changes_against_dense_numpy():
     assert both.words == 800 and both.replicas == 2
     for which, n in ((0, v), (1, v - 1)):  # the sum, quantized again: within about half a step
         want, got = dense(a, n, which) + dense(b, n, which), dense(both, n, which)
-        step = np.abs(want).max(axis=1, keepdims=True) / 32767
+        step = np.abs(want).max(axis=1, keepdims=True) / 127
         assert np.all(np.abs(got - want) <= 0.51 * step)
         assert np.array_equal(np.flatnonzero(step), both[3 * which])
     anchor = rounds.Anchor(0, rng.normal(size=(v, dim)).astype(np.float32),
@@ -430,10 +430,10 @@ def test_a_round_trains_a_sparse_replica_to_the_change_of_a_full_copy(tmp_path):
             want = np.flatnonzero((new != old).any(axis=1))
             assert 0 < len(want) < len(old) // 2
             np.testing.assert_array_equal(rows, want)
-            moves = (new[want] - old[want]).astype(np.float64)  # as int16 steps of each row's
-            biggest = np.abs(moves).max(axis=1)  # largest move / 32767, rounded to the nearest
-            np.testing.assert_allclose(scale, biggest / 32767, rtol=1e-6)
-            assert steps.dtype == np.int16 and np.all(np.abs(steps).max(axis=1) == 32767)
+            moves = (new[want] - old[want]).astype(np.float64)  # as int8 steps of each row's
+            biggest = np.abs(moves).max(axis=1)  # largest move / 127, rounded to the nearest
+            np.testing.assert_allclose(scale, biggest / 127, rtol=1e-6)
+            assert steps.dtype == np.int8 and np.all(np.abs(steps).max(axis=1) == 127)
             assert np.all(np.abs(steps * scale[:, None].astype(np.float64) - moves)
                           <= 0.51 * scale[:, None])
         assert got.loss_sum == at.loss_sum[1] and got.words == at.words - 5000
