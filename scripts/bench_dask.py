@@ -10,8 +10,9 @@ Settings: dim 100, window 5, sample 1e-3; skip-gram 1 epoch and CBOW 3 epochs.
 "local" is ``--threads 2``; "dask" is ``--engine dask --workers 2 --threads 1`` (a
 LocalCluster on the same 2 cores, so the ratio of words/s measures the cost of
 averaging). Words/s counts training only (not counting, not the cluster's start).
-Quality and speed are medians over ``--runs`` seeds; the speed ratio is the median
-of per-seed ratios. ``--quick`` trains on the first 2 shards only.
+Quality and speed are medians over ``--runs`` seeds; the local and Dask runs of
+each seed run one after the other, and the speed ratio is the median of these
+pairs' ratios. ``--quick`` trains on the first 2 shards only.
 """
 from __future__ import annotations
 
@@ -92,8 +93,10 @@ def main() -> None:
                   "|---|---|---|---|---|---|")
         for arch, epochs in ARCHS.items():
             print(f"\n### {arch}, {epochs} epoch(s), medians of {args.runs} runs\n\n{header}")
-            here = [run(shards, arch, seed, threads=2) for seed in seeds]
-            there = [run(shards, arch, seed, engine="dask", workers=2, threads=1) for seed in seeds]
+            here, there = [], []
+            for seed in seeds:  # alternating, so that each pair shares the machine's moment
+                here.append(run(shards, arch, seed, threads=2))
+                there.append(run(shards, arch, seed, engine="dask", workers=2, threads=1))
             a, b = show("local, --threads 2", here), show("dask, 2 workers × 1 thread", there)
             ratios = [y["wps"] / x["wps"] for x, y in zip(here, there)]
             print(f"\ndask − local: analogy {b['analogy'] - a['analogy']:+.2f} points, WS353 "
