@@ -5,6 +5,7 @@ the round length and the number of workers.
     python scripts/bench_dask.py [--runs 2] [--rounds 125000,250000,1000000,4000000]
                                  [--workers 1,2,4] [--quick]
     python scripts/bench_dask.py --shards DIR    # only write the shards, and keep them
+    python scripts/bench_dask.py --seeds 6 [--arch skipgram]   # quality over seeds only
 
 Settings: dim 100, window 5, sample 1e-3; skip-gram 1 epoch and CBOW 3 epochs.
 "local" is ``--threads 2``; "dask" is ``--engine dask --workers 2 --threads 1`` (a
@@ -13,6 +14,11 @@ averaging). Words/s counts training only (not counting, not the cluster's start)
 Quality and speed are medians over ``--runs`` seeds; the local and Dask runs of
 each seed run one after the other, and the speed ratio is the median of these
 pairs' ratios. ``--quick`` trains on the first 2 shards only.
+
+``--seeds N`` measures only quality, over seeds 1..N: local training with 1 and
+with 2 threads, and Dask with 1 and 2 workers of 1 thread, each seed's value and
+the medians (one seed's figures move by about 0.5 analogy points and 0.01 WS353;
+a median of 6 settles differences of about that size).
 """
 from __future__ import annotations
 
@@ -72,12 +78,33 @@ def show(label: str, rows: list[dict]) -> dict:
     return med
 
 
+def seed_study(shards: list[str], arch: str, n: int) -> None:
+    """Quality of four ways to train, seeds 1..n, and their medians."""
+    ways = {"local, --threads 1": {"threads": 1}, "local, --threads 2": {"threads": 2},
+            "dask, 1 worker × 1 thread": {"engine": "dask", "workers": 1, "threads": 1},
+            "dask, 2 workers × 1 thread": {"engine": "dask", "workers": 2, "threads": 1}}
+    print(f"\n### {arch}, {ARCHS[arch]} epoch(s), seeds 1–{n}\n\n"
+          "| run | analogy (median) | WS353 (median) | last loss (median) |\n|---|---|---|---|")
+    for label, engine in ways.items():
+        rows = [run(shards, arch, seed, **engine) for seed in range(1, n + 1)]
+        print(f"| {label} | {_cell(rows, 'analogy', '{:.1f}')} | {_cell(rows, 'ws353', '{:.3f}')} "
+              f"| {_cell(rows, 'loss', '{:.4f}')} |", flush=True)
+
+
+def _cell(rows: list[dict], key: str, form: str) -> str:
+    """Each seed's value of ``key``, then their median in brackets."""
+    values = [r[key] for r in rows]
+    return ", ".join(map(form.format, values)) + f" ({form.format(statistics.median(values))})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--rounds", default="125000,250000,1000000,4000000")
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--seeds", type=int, metavar="N", help="only quality, over seeds 1..N")
+    parser.add_argument("--arch", choices=list(ARCHS), default="skipgram", help="with --seeds")
     parser.add_argument("--shards", metavar="DIR", help="only write the 8 shards to DIR (kept), for "
                         "scripts/bench_kernels.py --dask-workers")
     args = parser.parse_args()
@@ -88,6 +115,9 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="hsw2v-bench-dask-"))
     try:
         shards = write_shards(work)[: 2 if args.quick else None]
+        if args.seeds:
+            seed_study(shards, args.arch, args.seeds)
+            return
         seeds = range(1, args.runs + 1)
         header = ("| run | analogy | WS353 | train words/s | wall (with counting) | last loss |\n"
                   "|---|---|---|---|---|---|")
