@@ -152,7 +152,7 @@ def quantized_differences(new, old, candidates, rows, steps, scale):
     """For each row r among ``candidates`` where ``new`` and ``old`` differ, in
     order: append r to ``rows``, its largest |new[r] - old[r]| / STEPS to
     ``scale`` and (new[r] - old[r]) / scale, rounded to integers, to ``steps``
-    (int8). Returns the number of rows."""
+    (:data:`STEP_TYPE`). Returns the number of rows."""
     n = 0
     for r in candidates:
         m = np.float32(0.0)
@@ -162,7 +162,7 @@ def quantized_differences(new, old, candidates, rows, steps, scale):
             continue
         inv = np.float32(STEPS) / m
         for j in range(new.shape[1]):
-            steps[n, j] = np.int8(np.rint((new[r, j] - old[r, j]) * inv))
+            steps[n, j] = STEP_TYPE(np.rint((new[r, j] - old[r, j]) * inv))
         rows[n] = r
         scale[n] = m / np.float32(STEPS)
         n += 1
