@@ -208,24 +208,27 @@ class TokenSpool:
         self.failure = ""
         self.bytes = 0
         self.tables = array("i")  # the counting table of each block
+        self.lock = threading.Lock()  # (writes append; reads say where they start)
 
     def write(self, codes: np.ndarray, table: int = 0) -> None:
         """Append a block's spool bytes, counted by ``table``, leaving the disk at
         least RESERVE bytes free; on failure, give the spool up and say why in
         ``failure``."""
-        if not self.usable:
-            return
-        try:
-            if self._free_bytes() < len(codes) + self.RESERVE:
-                self.failure = f"less than {self.RESERVE >> 20} MiB would be left free"
-                self.close()
+        with self.lock:
+            if not self.usable:
                 return
-            self.file.write(np.ascontiguousarray(codes, dtype=np.uint8))
-            self.bytes += len(codes)
-            self.tables.append(table)
-        except OSError as e:
-            self.failure = e.strerror or str(e)
-            self.close()
+            try:
+                if self._free_bytes() < len(codes) + self.RESERVE:
+                    self.failure = f"less than {self.RESERVE >> 20} MiB would be left free"
+                    self.close()
+                    return
+                self.file.seek(self.bytes)
+                self.file.write(np.ascontiguousarray(codes, dtype=np.uint8))
+                self.bytes += len(codes)
+                self.tables.append(table)
+            except OSError as e:
+                self.failure = e.strerror or str(e)
+                self.close()
 
     def _free_bytes(self) -> int:
         """Free bytes on the spool's disk (unbounded if the file system cannot say)."""
@@ -235,19 +238,20 @@ class TokenSpool:
             return 1 << 62
         return st.f_bavail * st.f_frsize
 
-    def blocks(self, type_ids: list[np.ndarray],
-               chunk: int = 4 << 20) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    def blocks(self, type_ids: list[np.ndarray], chunk: int = 4 << 20, at: int = 0, first: int = 0,
+               count: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """(word ids, sentence ends) of each block, as :meth:`WordTable.encode` gives
         them for the block's text; ``type_ids[t]`` maps the type ids of counting
         table t to word ids or -1 (see :meth:`WordCounts.spool_ids`). The file is
-        read ``chunk`` bytes at a time (more for a longer block)."""
-        self.file.flush()
-        self.file.seek(0)
+        read ``chunk`` bytes at a time (more for a longer block). Without the
+        other arguments, every block; else ``count`` blocks from block ``first``,
+        which starts at byte ``at``."""
         buf = np.empty(chunk, dtype=np.uint8)
         ids = np.empty(len(buf), dtype=np.int32)
         ends = np.empty(len(buf), dtype=np.int64)
-        start = have = block = 0
-        while block < len(self.tables):
+        start = have = 0
+        block, last = first, len(self.tables) if count is None else first + count
+        while block < last:
             nxt, n_ids, n_sents, complete = decode_spool(buf, start, have,
                                                          type_ids[self.tables[block]], ids, ends)
             if complete:
@@ -261,10 +265,13 @@ class TokenSpool:
             if have == len(buf):  # a block longer than the buffer
                 buf = grown(buf, 2 * len(buf))
                 ids, ends = np.empty(len(buf), dtype=np.int32), np.empty(len(buf), dtype=np.int64)
-            got = self.file.readinto(memoryview(buf[have:]))
+            with self.lock:
+                self.file.seek(at)
+                got = self.file.readinto(memoryview(buf[have:]))
             if not got:
                 return
             have += got
+            at += got
 
     @staticmethod
     def warm_up() -> None:

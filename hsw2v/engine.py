@@ -9,8 +9,7 @@ from .reader import Source
 from .settings import ENGINES
 
 LOCAL_ONLY = ("vocab", "tree_from", "init_model")
-"""Options of local training that a Dask run refuses (``spool`` it ignores: workers
-read their slices)."""
+"""Options of local training that a Dask run refuses."""
 
 
 def train(corpus: Source, *, engine: str = "local", client: Any = None, scheduler: str | None = None,
@@ -38,6 +37,6 @@ def train(corpus: Source, *, engine: str = "local", client: Any = None, schedule
         raise HSW2VError(f"--{local_only[0].replace('_', '-')} is not available with --engine dask")
     from .distributed import train_on_dask
 
-    options = {k: v for k, v in options.items() if k not in (*LOCAL_ONLY, "spool")}
+    options = {k: v for k, v in options.items() if k not in LOCAL_ONLY}
     return train_on_dask([corpus] if isinstance(corpus, str) else list(corpus), client=client,
                          scheduler=scheduler, workers=workers, round_words=round_words, **options)

@@ -12,18 +12,20 @@ to the same bits.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
 
 from .checkpoint import Position
-from .corpus import WordTable
+from .corpus import TokenSpool, WordTable
 from .kernel_setup import HOT_NODES, KernelSetup, hot_inner_nodes, kernel_setup
 from .model import Model
 from .reader import Slice, iter_blocks
 from .settings import TrainSettings
 from .softmax import subtree_totals
+from .tokens import spool_ids
 from .trainer import _run_epochs, initial_weights
 from .tree import Tree
 from .utils import STEP_TYPE, add_quantized_rows, quantized_differences, take_rows
@@ -112,12 +114,60 @@ def reach(vocab: Vocab, tree: Tree) -> Reach:
     return Reach(own, nodes, hot_inner_nodes(tree, vocab.counts, HOT_NODES)[0])
 
 
+class SliceSpool:
+    """The word ids of the slices a worker trained, as a :class:`TokenSpool` (a
+    type being a word id), so that later epochs of a slice read them back instead
+    of reading and encoding its text again (``--spool``). One slice is written at
+    a time; a slice not in the spool (another worker trained it before, or the
+    spool was given up) is read from the text."""
+
+    def __init__(self, n_words: int):
+        self.tokens = TokenSpool()
+        self.identity = [np.arange(n_words, dtype=np.int32)]
+        self.where: dict = {}  # slice -> (byte, first block, blocks)
+        self.writing = threading.Lock()
+
+    def blocks(self, part: str | Slice) -> Iterator[tuple[np.ndarray, np.ndarray]] | None:
+        """The slice's blocks from the spool, if it holds them."""
+        at = self.where.get(part) if self.tokens.usable else None
+        return None if at is None else self.tokens.blocks(self.identity, at=at[0], first=at[1],
+                                                          count=at[2])
+
+    def kept(self, part: str | Slice, blocks: Iterator) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """``blocks`` (the slice's, from its text), written to the spool as they pass."""
+        if part in self.where or not self.writing.acquire(blocking=False):
+            yield from blocks
+            return
+        try:
+            at, first, codes = self.tokens.bytes, len(self.tokens.tables), np.empty(0, np.uint8)
+            for ids, ends in blocks:
+                if len(codes) < 5 * len(ids) + len(ends) + 1:
+                    codes = np.empty(5 * len(ids) + len(ends) + 1, dtype=np.uint8)
+                self.tokens.write(codes[:spool_ids(ids, ends, len(ends), codes)])
+                yield ids, ends
+            if self.tokens.usable:
+                self.where[part] = (at, first, len(self.tokens.tables) - first)
+        finally:
+            self.writing.release()
+
+    @staticmethod
+    def warm_up() -> None:
+        """Load the spool's kernels."""
+        none = np.empty(0, dtype=np.int32)
+        spool_ids(none, np.empty(0, dtype=np.int64), 0, np.empty(1, dtype=np.uint8))
+        TokenSpool.warm_up()
+
+    def close(self) -> None:
+        self.tokens.close()
+
+
 class Run(NamedTuple):
     """What a worker builds once per run, not per round."""
 
     table: WordTable
     reach: Reach
     setup: KernelSetup
+    spool: SliceSpool | None
 
 
 _RUNS: dict[str, Run] = {}
@@ -193,9 +243,11 @@ class ReplicaBlocks:
     ``dense``, every row is copied at once instead."""
 
     def __init__(self, part: str | Slice | list, table: WordTable, reach: Reach, start: Anchor,
-                 replica: tuple[np.ndarray, np.ndarray], dense: bool = False):
+                 replica: tuple[np.ndarray, np.ndarray], dense: bool = False,
+                 spool: SliceSpool | None = None, again: bool = False):
         self.part, self.table, self.reach, self.start, self.replica = part, table, reach, start, replica
-        self.dense = dense
+        self.dense, self.again = dense, again
+        self.spool = spool if isinstance(part, str | Slice) else None
         if dense:
             np.copyto(replica[0], start.syn0)
             np.copyto(replica[1], start.syn1)
@@ -227,9 +279,15 @@ class ReplicaBlocks:
         self.take(np.empty(0, dtype=np.int32))
 
     def blocks(self, type_ids=None):
-        """(word ids, sentence ends) of each block, its rows copied first."""
-        for block in iter_blocks(self.part):
-            ids, ends = self.table.encode(block)
+        """(word ids, sentence ends) of each block, its rows copied first: from the
+        spool if it holds the slice, else from the text (kept in the spool if the
+        slice trains ``again``)."""
+        spooled = self.spool and self.spool.blocks(self.part)
+        if not spooled:
+            spooled = map(self.table.encode, iter_blocks(self.part))
+            if self.spool and self.again:
+                spooled = self.spool.kept(self.part, spooled)
+        for ids, ends in spooled:
             self.take(ids)
             yield ids, ends
 
@@ -267,7 +325,9 @@ def train_slice(job: Job, anchor: Anchor, history: list[list[Change]], part: str
     if run is None:  # (a worker running two tasks at once may build it twice)
         table = WordTable(job.vocab.words)
         table.encode(b"")  # (loaded before kernel_setup hands LLVM's pages back)
-        run = Run(table, reach(job.vocab, job.tree), kernel_setup(model, s))
+        spool = SliceSpool(len(job.vocab)) if s.spool and job.settings.epochs > 1 else None
+        SliceSpool.warm_up()
+        run = Run(table, reach(job.vocab, job.tree), kernel_setup(model, s), spool)
         _RUNS.clear()
         _RUNS[job.token] = run
     seeds = np.random.SeedSequence([s.seed, epoch, index]).generate_state(s.threads, np.uint64)
@@ -275,7 +335,8 @@ def train_slice(job: Job, anchor: Anchor, history: list[list[Change]], part: str
                         loss_sum=[0.0] * (epoch + 1), examples=[0] * (epoch + 1),
                         rng=[int(x) for x in seeds])
     blocks = ReplicaBlocks(part, run.table, run.reach, start, replica,
-                           dense=words > DENSE_WORDS * len(job.vocab))
+                           dense=words > DENSE_WORDS * len(job.vocab), spool=run.spool,
+                           again=epoch + 1 < job.settings.epochs)
     _run_epochs(part, model, s, False, position, spool=blocks, schedule=job.schedule,
                 setup=run.setup)
     change = blocks.change(position.words - words_before, position.loss_sum[epoch],
@@ -296,10 +357,13 @@ def warm_up(job: Job) -> None:
 
 def release(token: str) -> None:
     """Drop what this worker keeps for run ``token``: its copy of the weights, the
-    replica's arrays and the word table (once the run has ended)."""
+    replica's arrays, the word table and the spool (once the run has ended)."""
     with _LOCK:
-        for kept in (_RESIDENT, _REPLICAS, _RUNS):
+        for kept in (_RESIDENT, _REPLICAS):
             kept.pop(token, None)
+        run = _RUNS.pop(token, None)
+    if run and run.spool:
+        run.spool.close()
 
 
 def _sum_rows(ra: np.ndarray, steps_a: np.ndarray, scale_a: np.ndarray, rb: np.ndarray,

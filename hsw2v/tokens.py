@@ -333,6 +333,24 @@ def decode_spool(spool, start, end, type_ids, ids, sent_ends):
 
 
 @njit(**JIT)
+def spool_ids(ids, sent_ends, n_sents, out):
+    """A block's word ids and sentence ends as spool codes at ``out`` (at least
+    5 bytes an id, plus one a sentence and one), a type being a word id: with
+    ``type_ids`` the identity, :func:`decode_spool` gives them back. Returns the
+    codes' length."""
+    k = 0
+    i = 0
+    for s in range(n_sents):
+        while i < sent_ends[s]:
+            k = put_varint(out, k, np.int64(ids[i]) + 2)
+            i += 1
+        out[k] = LINE_END
+        k += 1
+    out[k] = BLOCK_END
+    return k + 1
+
+
+@njit(**JIT)
 def encode_block(buf, table, word_bytes, word_offsets, ids, sent_ends):
     """Turn a byte block into word ids, dropping words not in the vocabulary.
 
