@@ -355,6 +355,9 @@ def test_failed_spool_is_given_up(tmp_path):
     path.write_text("a b c\n" * 100)
 
     class FullDisk:
+        def seek(self, offset, whence=0):
+            return offset
+
         def write(self, data):
             raise OSError(28, "No space left on device")
 

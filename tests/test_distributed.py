@@ -440,6 +440,53 @@ def test_a_round_trains_a_sparse_replica_to_the_change_of_a_full_copy(tmp_path):
     rounds._REPLICAS.clear()
 
 
+def test_later_epochs_of_a_slice_read_the_workers_spool(tmp_path):
+    """A slice that trains again in a later epoch is kept in the worker's spool as
+    its text is encoded, and read back from there: after the text is overwritten
+    (other words, same bytes), the slice's second epoch changes the weights
+    exactly as on the original text, and differently from a worker without a
+    spool (``--no-spool``) reading the new text."""
+    from dataclasses import replace
+
+    from hsw2v import rounds
+    from hsw2v.settings import TrainSettings
+    from hsw2v.tree import build_tree
+
+    with gzip.open(REPO / "data" / "enwiki-1m.txt.gz") as f:
+        words = f.read(400_000).decode().split()[:-1]
+    text = "\n".join(" ".join(words[i:i + 30]) for i in range(0, len(words) // 2, 30)) + "\n"
+    other = "\n".join(" ".join(words[i:i + 30]) for i in range(len(words) // 2, len(words), 30))
+    path = tmp_path / "c.txt"
+    path.write_text(text)
+    vocab = hsw2v.corpus.count_words(str(path), threads=1, min_count=1).to_vocab(1, None)
+    s = TrainSettings(arch="cbow", dim=16, window=3, sample=0, threads=1, seed=7, epochs=3,
+                      min_count=1).resolved()
+    tree = build_tree(s.tree, vocab.counts, s.seed)
+    rng = np.random.default_rng(5)
+    start = rounds.Anchor(0, rng.normal(size=(len(vocab), 16)).astype(np.float32),
+                          rng.normal(size=(len(vocab) - 1, 16)).astype(np.float32))
+    part = Slice(str(path), 1000, len(text) - 1000)  # many blocks' worth of sentences
+    changes = {}
+    for spool in (True, False):
+        job = rounds.Job(f"spool-{spool}", vocab, tree, replace(s, spool=spool), 10**6,
+                         rounds.row_visits(vocab, tree, s))
+        path.write_text(text)
+        first = rounds.train_slice(job, start, [], part, 0, 0, 40_000, 3)
+        run = rounds._RUNS[job.token]
+        assert (part in run.spool.where) if spool else run.spool is None
+        path.write_text((other + " " * len(text))[:len(text) - 1] + "\n")  # same bytes, other words
+        changes[spool] = rounds.train_slice(job, start, [], part, 1, 40_000, 40_000, 3)
+        rounds.release(job.token)
+    path.write_text(text)
+    rounds._RUNS.clear()  # a worker that never saw the slice reads its text
+    again = rounds.train_slice(job, start, [], part, 1, 40_000, 40_000, 3)
+    rounds.release(job.token)
+    assert first.words > 10_000
+    for a, b in zip(changes[True], again):
+        np.testing.assert_array_equal(a, b)
+    assert changes[False].words != again.words or changes[False].loss_sum != again.loss_sum
+
+
 def test_reach_lists_the_nodes_on_every_code_of_a_word():
     """A word's inner-node rows in :func:`hsw2v.rounds.reach` are those on each of
     its codes' paths (walked up from the leaves in Python here), also when words
