@@ -11,8 +11,9 @@ to the same bits.
 """
 from __future__ import annotations
 
+import itertools
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
@@ -127,13 +128,27 @@ class SliceSpool:
         self.where: dict = {}  # slice -> (byte, first block, blocks)
         self.writing = threading.Lock()
 
-    def blocks(self, part: str | Slice) -> Iterator[tuple[np.ndarray, np.ndarray]] | None:
-        """The slice's blocks from the spool, if it holds them."""
+    def blocks(self, part: str | Slice, text: Callable[[], Iterator[tuple[np.ndarray, np.ndarray]]],
+               again: bool) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """The slice's blocks: from the spool if it holds them, else ``text()``,
+        kept in the spool if the slice trains ``again``. A spool given up while it
+        is read (its file deleted by a failed write) gives the rest from the text:
+        the spool holds one block for each of the text's."""
         at = self.where.get(part) if self.tokens.usable else None
-        return None if at is None else self.tokens.blocks(self.identity, at=at[0], first=at[1],
-                                                          count=at[2])
+        if at is None:
+            yield from self._kept(part, text()) if again else text()
+            return
+        done = 0
+        try:
+            for block in self.tokens.blocks(self.identity, at=at[0], first=at[1], count=at[2]):
+                done += 1
+                yield block
+            return
+        except (OSError, ValueError):  # (a closed file)
+            pass
+        yield from itertools.islice(text(), done, None)
 
-    def kept(self, part: str | Slice, blocks: Iterator) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    def _kept(self, part: str | Slice, blocks: Iterator) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """``blocks`` (the slice's, from its text), written to the spool as they pass."""
         if part in self.where or not self.writing.acquire(blocking=False):
             yield from blocks
@@ -282,12 +297,10 @@ class ReplicaBlocks:
         """(word ids, sentence ends) of each block, its rows copied first: from the
         spool if it holds the slice, else from the text (kept in the spool if the
         slice trains ``again``)."""
-        spooled = self.spool and self.spool.blocks(self.part)
-        if not spooled:
-            spooled = map(self.table.encode, iter_blocks(self.part))
-            if self.spool and self.again:
-                spooled = self.spool.kept(self.part, spooled)
-        for ids, ends in spooled:
+        def text():
+            return map(self.table.encode, iter_blocks(self.part))
+
+        for ids, ends in self.spool.blocks(self.part, text, self.again) if self.spool else text():
             self.take(ids)
             yield ids, ends
 

@@ -486,6 +486,51 @@ def test_later_epochs_of_a_slice_read_the_workers_spool(tmp_path):
         np.testing.assert_array_equal(a, b)
     assert changes[False].words != again.words or changes[False].loss_sum != again.loss_sum
 
+    # A spool given up (its file deleted, as when a write finds the disk full) gives
+    # the same change from the text.
+    job = rounds.Job("given-up", vocab, tree, s, 10**6, rounds.row_visits(vocab, tree, s))
+    rounds.train_slice(job, start, [], part, 0, 0, 40_000, 3)
+    rounds._RUNS[job.token].spool.tokens.file.close()
+    given_up = rounds.train_slice(job, start, [], part, 1, 40_000, 40_000, 3)
+    rounds.release(job.token)
+    for a, b in zip(given_up, again):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_slice_spool_gives_back_its_blocks_and_falls_back_to_the_text():
+    """Blocks of word ids (up to 2**31 - 3, sentences of any length, empty blocks)
+    come back from :class:`hsw2v.rounds.SliceSpool` as they went in, slice by slice
+    and in any order; a spool whose file goes mid-read gives the rest from the text."""
+    from hsw2v.rounds import SliceSpool
+
+    rng = np.random.default_rng(3)
+
+    def block(n):
+        ids = rng.integers(0, 2**31 - 3, n).astype(np.int32) if n % 2 else rng.integers(0, 90, n).astype(np.int32)
+        ends = np.unique(np.append(rng.integers(1, n + 1, rng.integers(0, 9)), n)).astype(np.int64)
+        return ids, ends[ends > 0]
+
+    slices = {name: [block(n) for n in rng.integers(0, 5000, 6)] for name in ("a", "c")}
+    slices["b"] = [block(1_500_001) for _ in range(4)]  # 7.5 MB each, past the 4 MB reads
+    spool = SliceSpool(2**31 - 1)
+    for name, blocks in sorted(slices.items()):
+        assert len(list(spool.blocks(name, lambda b=blocks: iter(b), again=True))) == len(blocks)
+    for name in ("c", "a", "b"):
+        got = list(spool.blocks(name, lambda: pytest.fail("read the text"), again=True))
+        assert len(got) == len(slices[name])
+        for (ids, ends), (want_ids, want_ends) in zip(got, slices[name]):
+            np.testing.assert_array_equal(ids, want_ids)
+            np.testing.assert_array_equal(ends, want_ends)
+    texts = []
+    reading = spool.blocks("b", lambda: texts.append(1) or iter(slices["b"]), again=True)
+    got = [next(reading), next(reading)]
+    spool.tokens.file.close()  # as a failed write does
+    got += list(reading)
+    assert len(got) == len(slices["b"]) and texts == [1]
+    for (ids, ends), (want_ids, want_ends) in zip(got, slices["b"]):
+        np.testing.assert_array_equal(ids, want_ids)
+        np.testing.assert_array_equal(ends, want_ends)
+
 
 def test_reach_lists_the_nodes_on_every_code_of_a_word():
     """A word's inner-node rows in :func:`hsw2v.rounds.reach` are those on each of
