@@ -498,21 +498,22 @@ def test_later_epochs_of_a_slice_read_the_workers_spool(tmp_path):
 
 
 def test_a_slice_spool_gives_back_its_blocks_and_falls_back_to_the_text():
-    """Blocks of word ids (up to 2**31 - 3, sentences of any length, empty blocks)
+    """Blocks of word ids (up to 4 bytes as codes, sentences of any length, empty blocks)
     come back from :class:`hsw2v.rounds.SliceSpool` as they went in, slice by slice
     and in any order; a spool whose file goes mid-read gives the rest from the text."""
     from hsw2v.rounds import SliceSpool
 
     rng = np.random.default_rng(3)
+    words = 1 << 22
 
     def block(n):
-        ids = rng.integers(0, 2**31 - 3, n).astype(np.int32) if n % 2 else rng.integers(0, 90, n).astype(np.int32)
+        ids = rng.integers(0, words if n % 2 else 90, n).astype(np.int32)
         ends = np.unique(np.append(rng.integers(1, n + 1, rng.integers(0, 9)), n)).astype(np.int64)
         return ids, ends[ends > 0]
 
     slices = {name: [block(n) for n in rng.integers(0, 5000, 6)] for name in ("a", "c")}
-    slices["b"] = [block(1_500_001) for _ in range(4)]  # 7.5 MB each, past the 4 MB reads
-    spool = SliceSpool(2**31 - 1)
+    slices["b"] = [block(1_500_001) for _ in range(4)]  # 6 MB each, past the 4 MB reads
+    spool = SliceSpool(words)
     for name, blocks in sorted(slices.items()):
         assert len(list(spool.blocks(name, lambda b=blocks: iter(b), again=True))) == len(blocks)
     for name in ("c", "a", "b"):
