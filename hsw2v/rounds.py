@@ -339,7 +339,8 @@ def train_slice(job: Job, anchor: Anchor, history: list[list[Change]], part: str
         table = WordTable(job.vocab.words)
         table.encode(b"")  # (loaded before kernel_setup hands LLVM's pages back)
         spool = SliceSpool(len(job.vocab)) if s.spool and job.settings.epochs > 1 else None
-        SliceSpool.warm_up()
+        if spool:
+            spool.warm_up()
         run = Run(table, reach(job.vocab, job.tree), kernel_setup(model, s), spool)
         _RUNS.clear()
         _RUNS[job.token] = run
