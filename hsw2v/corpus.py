@@ -208,7 +208,7 @@ class TokenSpool:
         self.failure = ""
         self.bytes = 0
         self.tables = array("i")  # the counting table of each block
-        self.lock = threading.Lock()  # (writes append; reads say where they start)
+        self.lock = threading.RLock()  # (writes append; reads say where they start)
 
     def write(self, codes: np.ndarray, table: int = 0) -> None:
         """Append a block's spool bytes, counted by ``table``, leaving the disk at
@@ -281,8 +281,9 @@ class TokenSpool:
 
     def close(self) -> None:
         """Delete the file (it is unnamed, so it also goes when the process ends)."""
-        self.usable = False
-        self.file.close()
+        with self.lock:
+            self.usable = False
+            self.file.close()
 
     def __enter__(self) -> TokenSpool:  # noqa: PYI034
         return self

@@ -342,6 +342,9 @@ def train_slice(job: Job, anchor: Anchor, history: list[list[Change]], part: str
         if spool:
             spool.warm_up()
         run = Run(table, reach(job.vocab, job.tree), kernel_setup(model, s), spool)
+        for dropped in _RUNS.values():  # (a task still reading one reads its text instead)
+            if dropped.spool:
+                dropped.spool.close()
         _RUNS.clear()
         _RUNS[job.token] = run
     seeds = np.random.SeedSequence([s.seed, epoch, index]).generate_state(s.threads, np.uint64)
