@@ -156,8 +156,9 @@ class SliceSpool:
         try:
             at, first, codes = self.tokens.bytes, len(self.tokens.tables), np.empty(0, np.uint8)
             for ids, ends in blocks:
-                if len(codes) < 5 * len(ids) + len(ends) + 1:
-                    codes = np.empty(5 * len(ids) + len(ends) + 1, dtype=np.uint8)
+                most = 5 * len(ids) + len(ends) + 1  # (spool_ids' bound)
+                if len(codes) < most:
+                    codes = np.empty(most, dtype=np.uint8)
                 self.tokens.write(codes[:spool_ids(ids, ends, len(ends), codes)])
                 yield ids, ends
             if self.tokens.usable:
@@ -183,6 +184,11 @@ class Run(NamedTuple):
     reach: Reach
     setup: KernelSetup
     spool: SliceSpool | None
+
+    def close(self) -> None:
+        """Delete the run's spool, if any."""
+        if self.spool:
+            self.spool.close()
 
 
 _RUNS: dict[str, Run] = {}
@@ -342,9 +348,8 @@ def train_slice(job: Job, anchor: Anchor, history: list[list[Change]], part: str
         if spool:
             spool.warm_up()
         run = Run(table, reach(job.vocab, job.tree), kernel_setup(model, s), spool)
-        for dropped in _RUNS.values():  # (a task still reading one reads its text instead)
-            if dropped.spool:
-                dropped.spool.close()
+        for dropped in _RUNS.values():  # (a task still reading its spool reads the text instead)
+            dropped.close()
         _RUNS.clear()
         _RUNS[job.token] = run
     seeds = np.random.SeedSequence([s.seed, epoch, index]).generate_state(s.threads, np.uint64)
@@ -379,8 +384,8 @@ def release(token: str) -> None:
         for kept in (_RESIDENT, _REPLICAS):
             kept.pop(token, None)
         run = _RUNS.pop(token, None)
-    if run and run.spool:
-        run.spool.close()
+    if run:
+        run.close()
 
 
 def _sum_rows(ra: np.ndarray, steps_a: np.ndarray, scale_a: np.ndarray, rb: np.ndarray,
