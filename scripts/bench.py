@@ -9,6 +9,7 @@ reproduces gensim's.
 
     python scripts/bench.py                       # skip-gram 1 epoch and CBOW 3 epochs
     python scripts/bench.py --arch cbow --epochs 3 --runs 3
+    python scripts/bench.py --fma-sweep           # the kernels' FMA rate as the vocabulary shrinks
 
 gensim gets a copy of the corpus with a line break every 1,000 words, because its
 corpus_file mode mishandles a single 100 MB line. Needs gensim (pip install gensim).
@@ -36,7 +37,7 @@ DATA = REPO.parent / "shared" / "data"
 
 
 def child(system: str, corpus: str, out: str, arch: str, epochs: int, threads: int, seed: int,
-          binary: str | None) -> None:
+          binary: str | None, min_count: int = 5) -> None:
     """Train one system in this process and print its timings as JSON."""
     start = time.perf_counter()
     info = {}
@@ -46,10 +47,10 @@ def child(system: str, corpus: str, out: str, arch: str, epochs: int, threads: i
         import hsw2v
 
         model = hsw2v.train(corpus, arch=arch, epochs=epochs, threads=threads, dim=100, window=5,
-                            min_count=5, sample=1e-3, seed=seed, progress=False)
+                            min_count=min_count, sample=1e-3, seed=seed, progress=False)
         model.save_vectors(out)
         info = {"train_s": model.seconds["train"], "fma_per_word": fma_per_word(model),
-                "vocab_words": model.vocab.total}
+                "vocab_words": model.vocab.total, "vocab_size": len(model.vocab)}
     elif system == "gensim":
         from gensim.models import Word2Vec
 
@@ -288,6 +289,37 @@ def run_once(system, corpus, arch, epochs, threads, seed, workdir, binary=None, 
     return info
 
 
+SWEEP_MIN_COUNTS = (5, 3000, 30000)
+
+
+def fma_sweep(corpus: str, arch: str, runs: int, peak: float, workdir: Path) -> None:
+    """hsw2v's FMA rate with 1 thread as --min-count shrinks the vocabulary until
+    both matrices fit in L1 or L2: if the rate stays, the kernels wait on their own
+    instructions, not on memory."""
+    results: dict[int, list] = {m: [] for m in SWEEP_MIN_COUNTS}
+    for r in range(runs):
+        for m in SWEEP_MIN_COUNTS:
+            cmd = [sys.executable, __file__, "--child", "hsw2v", "--corpus", corpus, "--out",
+                   str(workdir / f"sweep-{arch}.txt"), "--arch", arch, "--epochs", "1",
+                   "--threads", "1", "--seed", str(r + 1), "--min-count", str(m)]
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                sys.exit(f"hsw2v failed:\n{proc.stderr[-2000:]}")
+            results[m].append(json.loads(proc.stdout.strip().splitlines()[-1]))
+            print(f"# {arch} run {r + 1} min-count {m}: {json.dumps(results[m][-1])}",
+                  file=sys.stderr, flush=True)
+    print(f"\n{arch}, 1 epoch, 1 thread, median of {runs} runs: the FMA rate by vocabulary size")
+    print("| --min-count | words | both matrices | FMAs per corpus word | G FMA/s | share of peak |")
+    print("|---|---|---|---|---|---|")
+    for m, res in results.items():
+        v = res[0]["vocab_size"]
+        rate = statistics.median(x["fma_per_word"] * x["vocab_words"] / x["train_s"] for x in res)
+        print(f"| {m} | {v:,} | {(2 * v - 1) * 100 * 4 / 1e3:,.0f} KB | "
+              f"{statistics.median(x['fma_per_word'] for x in res):,.0f} | {rate / 1e9:.2f} | "
+              f"{100 * rate / peak:.0f}% |")
+    sys.stdout.flush()
+
+
 def report(arch, epochs, threads, runs, tokens, results, peak, peak_source) -> None:
     """Print one job's table, each peer's speed ratio to hsw2v, the quality check
     and hsw2v's fraction of the FMA peak."""
@@ -346,13 +378,17 @@ def main() -> None:
     p.add_argument("--jit", action="store_true", help="only time JIT compilation, cold and cached")
     p.add_argument("--scaling", action="store_true",
                    help="only compare training words/s at 1 and 2 threads")
+    p.add_argument("--fma-sweep", action="store_true",
+                   help="only hsw2v's FMA rate (1 thread) at --min-count "
+                        f"{', '.join(map(str, SWEEP_MIN_COUNTS))}: memory or instructions?")
     p.add_argument("--child", help=argparse.SUPPRESS)
+    p.add_argument("--min-count", type=int, default=5, help=argparse.SUPPRESS)
     p.add_argument("--out", help=argparse.SUPPRESS)
     p.add_argument("--seed", type=int, default=1, help=argparse.SUPPRESS)
     p.add_argument("--binary", help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.child:
-        child(a.child, a.corpus, a.out, a.arch, a.epochs, a.threads, a.seed, a.binary)
+        child(a.child, a.corpus, a.out, a.arch, a.epochs, a.threads, a.seed, a.binary, a.min_count)
         return
     workdir = Path(a.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
@@ -376,6 +412,13 @@ def main() -> None:
                   f"(medians of {a.runs}), speed-up {two / one:.2f}x; per run pair "
                   f"{', '.join(f'{x:.2f}' for x in pairs)}: median {statistics.median(pairs):.2f}x",
                   flush=True)
+        return
+    if a.fma_sweep:
+        with tempfile.TemporaryDirectory() as build:
+            peak = a.peak_gfma * 1e9 if a.peak_gfma else fma_peak(Path(build), cpu=a.cpu or "native")
+        print(f"one core's peak: {peak / 1e9:.1f} G FMA/s ({'given' if a.peak_gfma else 'measured'})")
+        for arch in [a.arch] if a.arch else ["skipgram", "cbow"]:
+            fma_sweep(a.corpus, arch, a.runs, peak, workdir)
         return
     systems = list(PEERS) if a.peers else a.systems.split(",")
     corpora = {s: a.corpus for s in systems}

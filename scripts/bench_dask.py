@@ -6,6 +6,7 @@ the round length and the number of workers.
                                  [--workers 1,2,4] [--quick]
     python scripts/bench_dask.py --shards DIR    # only write the shards, and keep them
     python scripts/bench_dask.py --seeds 6 [--arch skipgram]   # quality over seeds only
+    python scripts/bench_dask.py --cpu-share [--arch cbow]     # where the cores go
 
 Settings: dim 100, window 5, sample 1e-3; skip-gram 1 epoch and CBOW 3 epochs.
 "local" is ``--threads 2``; "dask" is ``--engine dask --workers 2 --threads 1`` (a
@@ -91,6 +92,57 @@ def seed_study(shards: list[str], arch: str, n: int) -> None:
               f"| {_cell(rows, 'loss', '{:.4f}')} |", flush=True)
 
 
+def cpu_share(shards: list[str], arch: str, idle_seconds: float = 10.0) -> None:
+    """The cores each part of a 2-worker LocalCluster (as ``--workers 2`` starts it)
+    uses, idle and while it trains: the client's process (client, scheduler and
+    nannies), each worker's event loop (its main thread: messages, transfers,
+    heartbeats, monitors, profiler) and the rest of each worker (tasks and training)."""
+    import logging
+
+    import distributed
+    import psutil
+
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       host="127.0.0.1", dashboard_address=":0",
+                                       silence_logs=logging.CRITICAL)
+    with cluster, distributed.Client(cluster) as client:
+        client.wait_for_workers(2)
+        me = psutil.Process()
+        workers = [psutil.Process(pid) for pid in sorted(client.run(os.getpid).values())]
+
+        def cpu() -> list[float]:  # client process; per worker: event loop, the rest
+            out = [sum(me.cpu_times()[:2])]
+            for w in workers:
+                total = sum(w.cpu_times()[:2])
+                loop = next(t.user_time + t.system_time for t in w.threads() if t.id == w.pid)
+                out += [loop, total - loop]
+            return out
+
+        def cores(before: list[float], seconds: float) -> list[float]:
+            return [(b - a) / seconds for a, b in zip(before, cpu())]
+
+        time.sleep(2)
+        start, t = cpu(), time.perf_counter()
+        time.sleep(idle_seconds)
+        idle = cores(start, time.perf_counter() - t)
+        start, t = cpu(), time.perf_counter()
+        model = hsw2v.train(shards, arch=arch, epochs=ARCHS[arch], seed=1, engine="dask",
+                            client=client, threads=1, **COMMON)
+        busy = cores(start, time.perf_counter() - t)
+    n = len(os.sched_getaffinity(0))
+    print(f"\n### {arch}: cores used, idle ({idle_seconds:.0f} s) and training "
+          f"({time.perf_counter() - t:.0f} s with counting; train {model.seconds['train']:.1f} s), "
+          f"of {n}\n\n| part | idle | training | share of the {n} cores, training |\n|---|---|---|---|")
+    parts = ["client process (hsw2v's client, scheduler, nannies)"]
+    parts += [f"worker {k + 1}: {what}" for k in range(len(workers))
+              for what in ("event loop", "tasks and training")]
+    for part, a, b in zip(parts, idle, busy):
+        print(f"| {part} | {a:.3f} | {b:.3f} | {100 * b / n:.1f}% |")
+    machinery = busy[0] + sum(busy[1::2])  # the client process and the event loops
+    print(f"| outside the tasks (client process, event loops) | {idle[0] + sum(idle[1::2]):.3f} "
+          f"| {machinery:.3f} | **{100 * machinery / n:.1f}%** |", flush=True)
+
+
 def _cell(rows: list[dict], key: str, form: str) -> str:
     """Each seed's value of ``key``, then their median in brackets."""
     values = [r[key] for r in rows]
@@ -104,7 +156,10 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seeds", type=int, metavar="N", help="only quality, over seeds 1..N")
-    parser.add_argument("--arch", choices=list(ARCHS), default="skipgram", help="with --seeds")
+    parser.add_argument("--arch", choices=list(ARCHS), help="with --seeds (default skip-gram) or "
+                        "--cpu-share (default both)")
+    parser.add_argument("--cpu-share", action="store_true",
+                        help="only the cores each part of a 2-worker LocalCluster uses")
     parser.add_argument("--shards", metavar="DIR", help="only write the 8 shards to DIR (kept), for "
                         "scripts/bench_kernels.py --dask-workers")
     args = parser.parse_args()
@@ -116,7 +171,11 @@ def main() -> None:
     try:
         shards = write_shards(work)[: 2 if args.quick else None]
         if args.seeds:
-            seed_study(shards, args.arch, args.seeds)
+            seed_study(shards, args.arch or "skipgram", args.seeds)
+            return
+        if args.cpu_share:
+            for arch in [args.arch] if args.arch else list(ARCHS):
+                cpu_share(shards, arch)
             return
         seeds = range(1, args.runs + 1)
         header = ("| run | analogy | WS353 | train words/s | wall (with counting) | last loss |\n"
