@@ -162,6 +162,16 @@ def corpus_files(args: Sequence[str]) -> list[str]:
     return files
 
 
+def slice_block_bytes(part: Source, threads: int, blocks_each: int = 4) -> int:
+    """The block size to read ``part`` in with ``threads`` threads: for a slice, about
+    1/(``blocks_each`` × threads) of it (32 KiB to :data:`BLOCK_BYTES`), so that each
+    thread has some (one thread would train a 125,000-word slice, a single block,
+    alone); with one thread, or for a whole file, :data:`BLOCK_BYTES`."""
+    if threads > 1 and isinstance(part, Slice):
+        return min(BLOCK_BYTES, max(1 << 15, (part.end - part.start) // (blocks_each * threads)))
+    return BLOCK_BYTES
+
+
 def iter_blocks(source: Source, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
     """Yield the corpus as validated byte blocks, each ending on whitespace, file after
     file (a block never spans two files, and a block's end ends a sentence, so words

@@ -23,7 +23,7 @@ from .checkpoint import Position
 from .corpus import TokenSpool, WordTable
 from .kernel_setup import HOT_NODES, KernelSetup, hot_inner_nodes, kernel_setup
 from .model import Model
-from .reader import Slice, iter_blocks
+from .reader import BLOCK_BYTES, Slice, iter_blocks, slice_block_bytes
 from .settings import TrainSettings
 from .softmax import subtree_totals
 from .tokens import spool_ids
@@ -265,9 +265,9 @@ class ReplicaBlocks:
 
     def __init__(self, part: str | Slice | list, table: WordTable, reach: Reach, start: Anchor,
                  replica: tuple[np.ndarray, np.ndarray], dense: bool = False,
-                 spool: SliceSpool | None = None, again: bool = False):
+                 spool: SliceSpool | None = None, again: bool = False, block_bytes: int = BLOCK_BYTES):
         self.part, self.table, self.reach, self.start, self.replica = part, table, reach, start, replica
-        self.dense, self.again = dense, again
+        self.dense, self.again, self.block_bytes = dense, again, block_bytes
         self.spool = spool if isinstance(part, str | Slice) else None
         if dense:
             np.copyto(replica[0], start.syn0)
@@ -304,7 +304,7 @@ class ReplicaBlocks:
         spool if it holds the slice, else from the text (kept in the spool if the
         slice trains ``again``)."""
         def text():
-            return map(self.table.encode, iter_blocks(self.part))
+            return map(self.table.encode, iter_blocks(self.part, self.block_bytes))
 
         for ids, ends in self.spool.blocks(self.part, text, self.again) if self.spool else text():
             self.take(ids)
@@ -358,7 +358,8 @@ def train_slice(job: Job, anchor: Anchor, history: list[list[Change]], part: str
                         rng=[int(x) for x in seeds])
     blocks = ReplicaBlocks(part, run.table, run.reach, start, replica,
                            dense=words > DENSE_WORDS * len(job.vocab), spool=run.spool,
-                           again=epoch + 1 < job.settings.epochs)
+                           again=epoch + 1 < job.settings.epochs,
+                           block_bytes=slice_block_bytes(part, s.threads))
     _run_epochs(part, model, s, False, position, spool=blocks, schedule=job.schedule,
                 setup=run.setup)
     change = blocks.change(position.words - words_before, position.loss_sum[epoch],

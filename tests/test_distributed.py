@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import hsw2v
-from hsw2v.reader import Slice, iter_blocks
+from hsw2v.reader import BLOCK_BYTES, Slice, iter_blocks, slice_block_bytes
 
 from .conftest import REPO, hsw2v_command, one_line_error, planted_corpus, run_hsw2v
 
@@ -70,6 +70,22 @@ def test_slices_cover_a_file_exactly_once(tmp_path):
         got = [w for a, b in itertools.pairwise(cuts)
                for w in b"".join(iter_blocks(Slice(str(path), a, b), 1024)).split()]
         assert got == text.encode().split(), n
+
+
+def test_a_slice_has_blocks_for_each_thread(tmp_path):
+    """A worker with several threads reads a slice in blocks small enough that each
+    thread has some (at the reader's size, this 800 KB slice is a single block, which
+    one thread would train alone), with the same words in the same order; with one
+    thread, in the reader's blocks."""
+    path = tmp_path / "t.txt"
+    path.write_text(" ".join(f"w{i % 5000}" for i in range(200_000)))
+    part = Slice(str(path), 100_000, 900_000)
+    [whole] = iter_blocks(part)
+    assert slice_block_bytes(part, 1) == BLOCK_BYTES
+    for threads in (2, 8):
+        blocks = list(iter_blocks(part, slice_block_bytes(part, threads)))
+        assert len(blocks) >= 2 * threads
+        assert b"".join(blocks).split() == whole.split()
 
 
 def test_two_workers_train_as_well_as_one_machine(tmp_path, cluster):
