@@ -1,13 +1,14 @@
 """Counting a corpus (every distinct word, exactly, with a numba hash table), the
-token spool that lets epochs skip re-reading the text, and encoding text blocks
-against a vocabulary."""
+token spool that lets epochs skip re-reading the text (and a Dask worker's spool of
+the slices it trained), and encoding text blocks against a vocabulary."""
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
 import threading
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -15,9 +16,9 @@ import numpy as np
 from .counter import CountTable, Spill, grown, kept_types, merge_counts
 from .errors import HSW2VError
 from .progress import progress_bar
-from .reader import BLOCK_BYTES, Source, describe, iter_blocks, read_ahead
+from .reader import BLOCK_BYTES, Slice, Source, describe, iter_blocks, read_ahead
 from .signals import raise_pending
-from .tokens import build_table, decode_spool, encode_block
+from .tokens import build_table, decode_spool, encode_block, spool_ids
 from .vocab import Vocab, pack_words
 
 
@@ -309,3 +310,65 @@ class WordTable:
         ends = np.empty(cap, dtype=np.int64)
         n_ids, n_sents = encode_block(buf, self.table, self.word_bytes, self.word_offsets, ids, ends)
         return ids[:n_ids].copy(), ends[:n_sents].copy()
+
+
+class SliceSpool:
+    """The word ids of the slices a worker trained, as a :class:`TokenSpool` (a
+    type being a word id), so that later epochs of a slice read them back instead
+    of reading and encoding its text again (``--spool``). One slice is written at
+    a time; a slice not in the spool (another worker trained it before, or the
+    spool was given up) is read from the text."""
+
+    def __init__(self, n_words: int):
+        self.tokens = TokenSpool()
+        self.identity = [np.arange(n_words, dtype=np.int32)]
+        self.where: dict = {}  # slice -> (byte, first block, blocks)
+        self.writing = threading.Lock()
+
+    def blocks(self, part: str | Slice, text: Callable[[], Iterator[tuple[np.ndarray, np.ndarray]]],
+               again: bool) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """The slice's blocks: from the spool if it holds them, else ``text()``,
+        kept in the spool if the slice trains ``again``. A spool given up while it
+        is read (its file deleted by a failed write) gives the rest from the text:
+        the spool holds one block for each of the text's."""
+        at = self.where.get(part) if self.tokens.usable else None
+        if at is None:
+            yield from self._kept(part, text()) if again else text()
+            return
+        done = 0
+        try:
+            for block in self.tokens.blocks(self.identity, at=at[0], first=at[1], count=at[2]):
+                done += 1
+                yield block
+            return
+        except (OSError, ValueError):  # (a closed file)
+            pass
+        yield from itertools.islice(text(), done, None)
+
+    def _kept(self, part: str | Slice, blocks: Iterator) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """``blocks`` (the slice's, from its text), written to the spool as they pass."""
+        if part in self.where or not self.writing.acquire(blocking=False):
+            yield from blocks
+            return
+        try:
+            at, first, codes = self.tokens.bytes, len(self.tokens.tables), np.empty(0, np.uint8)
+            for ids, ends in blocks:
+                most = 5 * len(ids) + len(ends) + 1  # (spool_ids' bound)
+                if len(codes) < most:
+                    codes = np.empty(most, dtype=np.uint8)
+                self.tokens.write(codes[:spool_ids(ids, ends, len(ends), codes)])
+                yield ids, ends
+            if self.tokens.usable:
+                self.where[part] = (at, first, len(self.tokens.tables) - first)
+        finally:
+            self.writing.release()
+
+    @staticmethod
+    def warm_up() -> None:
+        """Load the spool's kernels."""
+        none = np.empty(0, dtype=np.int32)
+        spool_ids(none, np.empty(0, dtype=np.int64), 0, np.empty(1, dtype=np.uint8))
+        TokenSpool.warm_up()
+
+    def close(self) -> None:
+        self.tokens.close()

@@ -19,7 +19,7 @@ synchronous rounds with parameter averaging.
   sums them first. Rows the replicas all updated many times move by about their
   mean change, the others by the sum (see :func:`hsw2v.rounds._apply`). With
   ``spool`` and more than one epoch, each worker keeps the word ids of the
-  slices it trains (:class:`hsw2v.rounds.SliceSpool`) for their later epochs.
+  slices it trains (:class:`hsw2v.corpus.SliceSpool`) for their later epochs.
 - **Anchors.** The weights exist as a Dask value only at an *anchor*, made when
   the changes since the last one add up to ``ANCHOR_BYTES`` times the weights'
   bytes (and for checkpoints and at the end); rounds take it ``ANCHOR_LAG``

@@ -11,22 +11,21 @@ to the same bits.
 """
 from __future__ import annotations
 
-import itertools
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
 
 from .checkpoint import Position
-from .corpus import TokenSpool, WordTable
+from .corpus import SliceSpool, WordTable
 from .kernel_setup import HOT_NODES, KernelSetup, hot_inner_nodes, kernel_setup
 from .model import Model
 from .reader import BLOCK_BYTES, Slice, iter_blocks, slice_block_bytes
 from .settings import TrainSettings
 from .softmax import subtree_totals
-from .tokens import spool_ids
 from .trainer import _run_epochs, initial_weights
 from .tree import Tree
 from .utils import STEP_TYPE, add_quantized_rows, quantized_differences, take_rows
@@ -115,68 +114,6 @@ def reach(vocab: Vocab, tree: Tree) -> Reach:
     return Reach(own, nodes, hot_inner_nodes(tree, vocab.counts, HOT_NODES)[0])
 
 
-class SliceSpool:
-    """The word ids of the slices a worker trained, as a :class:`TokenSpool` (a
-    type being a word id), so that later epochs of a slice read them back instead
-    of reading and encoding its text again (``--spool``). One slice is written at
-    a time; a slice not in the spool (another worker trained it before, or the
-    spool was given up) is read from the text."""
-
-    def __init__(self, n_words: int):
-        self.tokens = TokenSpool()
-        self.identity = [np.arange(n_words, dtype=np.int32)]
-        self.where: dict = {}  # slice -> (byte, first block, blocks)
-        self.writing = threading.Lock()
-
-    def blocks(self, part: str | Slice, text: Callable[[], Iterator[tuple[np.ndarray, np.ndarray]]],
-               again: bool) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """The slice's blocks: from the spool if it holds them, else ``text()``,
-        kept in the spool if the slice trains ``again``. A spool given up while it
-        is read (its file deleted by a failed write) gives the rest from the text:
-        the spool holds one block for each of the text's."""
-        at = self.where.get(part) if self.tokens.usable else None
-        if at is None:
-            yield from self._kept(part, text()) if again else text()
-            return
-        done = 0
-        try:
-            for block in self.tokens.blocks(self.identity, at=at[0], first=at[1], count=at[2]):
-                done += 1
-                yield block
-            return
-        except (OSError, ValueError):  # (a closed file)
-            pass
-        yield from itertools.islice(text(), done, None)
-
-    def _kept(self, part: str | Slice, blocks: Iterator) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """``blocks`` (the slice's, from its text), written to the spool as they pass."""
-        if part in self.where or not self.writing.acquire(blocking=False):
-            yield from blocks
-            return
-        try:
-            at, first, codes = self.tokens.bytes, len(self.tokens.tables), np.empty(0, np.uint8)
-            for ids, ends in blocks:
-                most = 5 * len(ids) + len(ends) + 1  # (spool_ids' bound)
-                if len(codes) < most:
-                    codes = np.empty(most, dtype=np.uint8)
-                self.tokens.write(codes[:spool_ids(ids, ends, len(ends), codes)])
-                yield ids, ends
-            if self.tokens.usable:
-                self.where[part] = (at, first, len(self.tokens.tables) - first)
-        finally:
-            self.writing.release()
-
-    @staticmethod
-    def warm_up() -> None:
-        """Load the spool's kernels."""
-        none = np.empty(0, dtype=np.int32)
-        spool_ids(none, np.empty(0, dtype=np.int64), 0, np.empty(1, dtype=np.uint8))
-        TokenSpool.warm_up()
-
-    def close(self) -> None:
-        self.tokens.close()
-
-
 class Run(NamedTuple):
     """What a worker builds once per run, not per round."""
 
@@ -199,6 +136,30 @@ _REPLICAS: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 """Arrays for a replica, kept between rounds."""
 _LOCK = threading.Lock()
 
+_POOL: list = []
+"""(threads, ThreadPoolExecutor): the worker's threads for work on rows between rounds."""
+_POOL_LOCK = threading.Lock()
+SPLIT_ROWS = 4096
+"""Work on fewer rows than this stays on the task's thread."""
+
+
+def _in_spans(threads: int, n: int, work: Callable[[int, int], object]) -> list[tuple[int, object]]:
+    """``work(lo, hi)`` on ``threads`` consecutive spans of ``range(n)`` at once (the
+    kernels release the GIL; a worker's training threads are idle then): each
+    span's start and result, in order. One span, on this thread, for one thread or
+    few rows. Rows are independent, so the result does not depend on the split."""
+    if threads == 1 or n < SPLIT_ROWS:
+        return [(0, work(0, n))]
+    with _POOL_LOCK:
+        if not _POOL or _POOL[0] != threads:
+            if _POOL:
+                _POOL[1].shutdown(wait=False)
+            _POOL[:] = [threads, ThreadPoolExecutor(threads, thread_name_prefix="hsw2v-rows")]
+        pool = _POOL[1]
+    spans = [(n * k // threads, n * (k + 1) // threads) for k in range(threads)]
+    return list(zip((lo for lo, _ in spans), pool.map(lambda span: work(*span), spans)))
+
+
 MEAN_VISITS = 2000
 """A row that the replicas of a round update about this many times in all moves by
 about the midpoint of their summed and their mean change (see :func:`_apply`)."""
@@ -219,8 +180,9 @@ def _apply(syn0: np.ndarray, syn1: np.ndarray, changes: list[Change], job: Job) 
         for w, rows, steps, scale, visits in ((syn0, *ch[0:3], job.visits[0]),
                                               (syn1, *ch[3:6], job.visits[1])):
             together = visits[rows] * words  # updates of the row by all the replicas
-            share = (1 / p + (1 - 1 / p) / (1 + together / MEAN_VISITS)).astype(np.float32)
-            add_quantized_rows(w, rows, steps, scale * share)
+            share = (1 / p + (1 - 1 / p) / (1 + together / MEAN_VISITS)).astype(np.float32) * scale
+            _in_spans(job.settings.threads, len(rows), lambda lo, hi, w=w, rows=rows, steps=steps,
+                      share=share: add_quantized_rows(w, rows[lo:hi], steps[lo:hi], share[lo:hi]))
 
 
 def weights_at(job: Job, anchor: Anchor, history: list[list[Change]]) -> Anchor:
@@ -265,13 +227,15 @@ class ReplicaBlocks:
 
     def __init__(self, part: str | Slice | list, table: WordTable, reach: Reach, start: Anchor,
                  replica: tuple[np.ndarray, np.ndarray], dense: bool = False,
-                 spool: SliceSpool | None = None, again: bool = False, block_bytes: int = BLOCK_BYTES):
+                 spool: SliceSpool | None = None, again: bool = False, block_bytes: int = BLOCK_BYTES,
+                 threads: int = 1):
         self.part, self.table, self.reach, self.start, self.replica = part, table, reach, start, replica
-        self.dense, self.again, self.block_bytes = dense, again, block_bytes
+        self.dense, self.again, self.block_bytes, self.threads = dense, again, block_bytes, threads
         self.spool = spool if isinstance(part, str | Slice) else None
         if dense:
-            np.copyto(replica[0], start.syn0)
-            np.copyto(replica[1], start.syn1)
+            for dst, src in zip(replica, (start.syn0, start.syn1)):
+                _in_spans(threads, len(src), lambda lo, hi, dst=dst, src=src:
+                          np.copyto(dst[lo:hi], src[lo:hi]))
             self.rows = (np.arange(len(start.syn0), dtype=np.int32),
                          np.arange(len(start.syn1), dtype=np.int32))
             self.taken = [len(start.syn0), len(start.syn1)]
@@ -312,20 +276,28 @@ class ReplicaBlocks:
 
     def change(self, words: int, loss_sum: float, examples: int) -> Change:
         """The rows the replica changed, and by how much."""
-        return Change(*_moved(self.replica[0], self.start.syn0, self.rows[0][:self.taken[0]]),
-                      *_moved(self.replica[1], self.start.syn1, self.rows[1][:self.taken[1]]),
+        return Change(*_moved(self.replica[0], self.start.syn0, self.rows[0][:self.taken[0]],
+                              self.threads),
+                      *_moved(self.replica[1], self.start.syn1, self.rows[1][:self.taken[1]],
+                              self.threads),
                       words, loss_sum, examples)
 
 
-def _moved(new: np.ndarray, old: np.ndarray, candidates: np.ndarray
+def _moved(new: np.ndarray, old: np.ndarray, candidates: np.ndarray, threads: int = 1
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The rows among ``candidates`` in which ``new`` differs from ``old``, ascending,
-    and ``new - old`` there as int8 steps and each row's scale."""
+    and ``new - old`` there as int8 steps and each row's scale (on ``threads`` threads)."""
     candidates = np.sort(candidates)
     rows = np.empty(len(candidates), dtype=np.int32)
     steps = np.empty((len(candidates), new.shape[1]), dtype=STEP_TYPE)
     scale = np.empty(len(candidates), dtype=np.float32)
-    n = quantized_differences(new, old, candidates, rows, steps, scale)
+    found = _in_spans(threads, len(candidates), lambda lo, hi: quantized_differences(
+        new, old, candidates[lo:hi], rows[lo:hi], steps[lo:hi], scale[lo:hi]))
+    n = 0
+    for lo, k in found:  # each span's rows moved down after the previous span's
+        if lo != n:
+            rows[n:n + k], steps[n:n + k], scale[n:n + k] = rows[lo:lo + k], steps[lo:lo + k], scale[lo:lo + k]
+        n += k
     return rows[:n], steps[:n], scale[:n]
 
 
@@ -359,7 +331,7 @@ def train_slice(job: Job, anchor: Anchor, history: list[list[Change]], part: str
     blocks = ReplicaBlocks(part, run.table, run.reach, start, replica,
                            dense=words > DENSE_WORDS * len(job.vocab), spool=run.spool,
                            again=epoch + 1 < job.settings.epochs,
-                           block_bytes=slice_block_bytes(part, s.threads))
+                           block_bytes=slice_block_bytes(part, s.threads), threads=s.threads)
     _run_epochs(part, model, s, False, position, spool=blocks, schedule=job.schedule,
                 setup=run.setup)
     change = blocks.change(position.words - words_before, position.loss_sum[epoch],

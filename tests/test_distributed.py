@@ -347,6 +347,8 @@ def test_round_changes_against_dense_numpy():
     sum as dense matrices do; moving the weights by them follows the rule written
     out in numpy; and the worker's resident copy, moved on round by round, has the
     very bits of a copy built from the anchor in one go (a rerun task's)."""
+    from types import SimpleNamespace
+
     from hsw2v import rounds
     from hsw2v.tree import huffman
 
@@ -355,7 +357,7 @@ def test_round_changes_against_dense_numpy():
     counts = np.sort(rng.integers(1, 1000, v))[::-1]
     tree = huffman(counts)
     visits = (rng.uniform(0, 50, v), rng.uniform(0, 500, v - 1))
-    job = rounds.Job("t", None, tree, None, 0, visits)
+    job = rounds.Job("t", None, tree, SimpleNamespace(threads=1), 0, visits)
 
     def quantized(n):  # some rows, their steps (one row's largest 127 or -127) and scales
         rows = np.sort(rng.choice(n, n // 2, replace=False)).astype(np.int32)
@@ -398,6 +400,40 @@ def test_round_changes_against_dense_numpy():
     at_once = rounds.weights_at(job, anchor, history)
     assert np.array_equal(stepwise[0], at_once.syn0) and np.array_equal(stepwise[1], at_once.syn1)
     assert np.array_equal(anchor.syn0, kept[0]) and np.array_equal(anchor.syn1, kept[1])
+
+
+def test_work_on_rows_split_among_threads_gives_the_same_bits():
+    """A worker with several threads finds and quantizes a replica's changed rows,
+    and moves its weights by a round's changes, on all of them at once: the same
+    bits as on one thread, and the changed rows those numpy finds."""
+    from types import SimpleNamespace
+
+    from hsw2v import rounds
+
+    rng = np.random.default_rng(1)
+    n, dim = 3 * rounds.SPLIT_ROWS + 7, 8
+    old = rng.normal(size=(n, dim)).astype(np.float32)
+    new = old.copy()
+    moved = rng.choice(n, n // 3, replace=False)
+    new[moved] += rng.normal(scale=1e-3, size=(len(moved), dim)).astype(np.float32)
+    candidates = rng.permutation(n).astype(np.int32)[: n - 5]
+    one = rounds._moved(new, old, candidates, 1)
+    three = rounds._moved(new, old, candidates, 3)
+    np.testing.assert_array_equal(one[0], np.intersect1d(moved, candidates))
+    for a, b in zip(one, three):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    change = rounds.Change(*one, *one, 1000, 1.0, 10)
+    visits = (rng.uniform(0, 50, n), rng.uniform(0, 500, n))
+    anchor = rounds.Anchor(0, old, old)
+    results = []
+    for threads in (1, 3):
+        job = rounds.Job("t", None, None, SimpleNamespace(threads=threads), 0, visits)
+        rounds._RESIDENT.clear()
+        w = rounds.weights_at(job, anchor, [[change, change]])
+        results.append((w.syn0.copy(), w.syn1.copy()))
+    rounds._RESIDENT.clear()
+    assert not np.array_equal(results[0][0], old)
+    assert np.array_equal(results[0][0], results[1][0]) and np.array_equal(results[0][1], results[1][1])
 
 
 def test_a_round_trains_a_sparse_replica_to_the_change_of_a_full_copy(tmp_path):
@@ -515,9 +551,9 @@ def test_later_epochs_of_a_slice_read_the_workers_spool(tmp_path):
 
 def test_a_slice_spool_gives_back_its_blocks_and_falls_back_to_the_text():
     """Blocks of word ids (up to 4 bytes as codes, sentences of any length, empty blocks)
-    come back from :class:`hsw2v.rounds.SliceSpool` as they went in, slice by slice
+    come back from :class:`hsw2v.corpus.SliceSpool` as they went in, slice by slice
     and in any order; a spool whose file goes mid-read gives the rest from the text."""
-    from hsw2v.rounds import SliceSpool
+    from hsw2v.corpus import SliceSpool
 
     rng = np.random.default_rng(3)
     words = 1 << 22
