@@ -137,7 +137,8 @@ _REPLICAS: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 _LOCK = threading.Lock()
 
 _POOL: list = []
-"""(threads, ThreadPoolExecutor): the worker's threads for work on rows between rounds."""
+"""(threads, ThreadPoolExecutor): the worker's threads for work on rows between rounds
+(the most any run has asked for)."""
 _POOL_LOCK = threading.Lock()
 SPLIT_ROWS = 4096
 """Work on fewer rows than this stays on the task's thread."""
@@ -150,10 +151,8 @@ def _in_spans(threads: int, n: int, work: Callable[[int, int], object]) -> list[
     few rows. Rows are independent, so the result does not depend on the split."""
     if threads == 1 or n < SPLIT_ROWS:
         return [(0, work(0, n))]
-    with _POOL_LOCK:
-        if not _POOL or _POOL[0] != threads:
-            if _POOL:
-                _POOL[1].shutdown(wait=False)
+    with _POOL_LOCK:  # (a pool dropped for a larger one ends its threads once unused)
+        if not _POOL or _POOL[0] < threads:
             _POOL[:] = [threads, ThreadPoolExecutor(threads, thread_name_prefix="hsw2v-rows")]
         pool = _POOL[1]
     spans = [(n * k // threads, n * (k + 1) // threads) for k in range(threads)]
