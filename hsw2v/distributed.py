@@ -6,7 +6,7 @@ synchronous rounds with parameter averaging.
 - **Counting.** One ``count-shard`` task per file (the bounded, exact counting of
   :func:`hsw2v.corpus.count_words`), merged by a binary tree of ``merge-counts``
   tasks on the workers; the client receives only the vocabulary, and builds the
-  tree and scatters both.
+  tree and sends both (see :func:`on_cluster`).
 - **Training.** Each epoch's text is cut into slices of about ``round_words``
   words (byte ranges of uncompressed local files; a compressed file or a URL is
   one slice). A round gives each worker one slice: ``train-round`` trains a
@@ -133,6 +133,22 @@ bounds what the workers hold, and what a lost worker's replacement replays."""
 
 # --- the client ----------------------------------------------------------------------
 
+def _value(x: Any) -> Any:
+    return x
+
+
+def on_cluster(c: Any, value: Any, name: str) -> Any:
+    """``value`` as a task's result on the cluster, not as scattered data: Dask's
+    memory manager keeps one copy of data no waiting task needs, and scattered
+    data lost with its worker is lost for good (a killed worker once took the
+    run's only copy of the job), while a task runs again. The value travels in
+    the task's definition, held by the scheduler, so Dask's warning on large
+    graphs is raised past the value's size."""
+    import dask
+
+    with dask.config.set({"distributed.admin.large-graph-warning-threshold": "64GB"}):
+        return c.submit(_value, value, key=task_key(name))
+
 def epoch_slices(shards: list[str], sizes: list[tuple[int, int]], round_words: int,
                  words_per_token: float) -> list[tuple[str | Slice, int]]:
     """The epoch's slices in corpus order, each with its estimated words: byte ranges
@@ -224,9 +240,9 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
     per_epoch = vocab.total
     slices = epoch_slices(shards, sizes, round_words, per_epoch / tokens)
     plan = Job(uuid.uuid4().hex, vocab, tree, s, s.epochs * per_epoch, row_visits(vocab, tree, s))
-    [job] = c.scatter([plan], broadcast=True)
+    job = on_cluster(c, plan, "job")
     if state:
-        [anchor] = c.scatter([Anchor(0, state[0].vectors, state[0].node_vectors)])
+        anchor = on_cluster(c, Anchor(0, state[0].vectors, state[0].node_vectors), "resumed-weights")
     else:
         anchor = c.submit(first_weights, job, key=task_key("first-weights"))
     c.gather([c.submit(warm_up, job, key=task_key("warm-up"), workers=[w], pure=False)

@@ -34,7 +34,7 @@ from .vocab import Vocab, keep_probabilities
 
 @dataclass
 class Job:
-    """What every ``train-round`` task shares (scattered once): the vocabulary, tree
+    """What every ``train-round`` task shares (sent once): the vocabulary, tree
     and settings (``threads``: per worker), and the words over which the learning
     rate falls. ``token`` names the run, for the workers' cached word tables."""
 

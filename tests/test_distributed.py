@@ -173,6 +173,27 @@ def test_a_killed_worker_changes_nothing(tmp_path):
         assert np.array_equal(result["model"].node_vectors, whole.node_vectors)
 
 
+def test_what_the_client_sends_survives_the_worker_holding_it(tmp_path):
+    """The job (vocabulary, tree, settings) goes to the cluster as a task's result,
+    not as scattered data: killing the only worker that holds it (SIGKILL), a task
+    needing it still gets it. Scattered data would be lost for good, as a killed
+    worker once took the run's only copy of the job (Dask's memory manager keeps
+    one copy of data no waiting task needs)."""
+    from hsw2v.distributed import on_cluster
+
+    value = {"words": [f"w{i}" for i in range(1000)], "array": np.arange(10_000)}
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=":0") as c, \
+            distributed.Client(c) as client:
+        client.wait_for_workers(2)
+        future = on_cluster(client, value, "job")
+        distributed.wait(future)
+        [holder] = client.who_has(future)[future.key]
+        os.kill(client.run(os.getpid, workers=[holder])[holder], signal.SIGKILL)
+        size = client.submit(lambda v: len(v["words"]) + int(v["array"].sum()), future)
+        assert size.result(timeout=120) == 1000 + int(np.arange(10_000).sum())
+
+
 DASK = [os.path.join(os.path.dirname(sys.executable), "dask")]
 if not os.path.exists(DASK[0]):
     DASK = [sys.executable, "-m", "dask"]
