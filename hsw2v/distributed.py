@@ -149,6 +149,7 @@ def on_cluster(c: Any, value: Any, name: str) -> Any:
     with dask.config.set({"distributed.admin.large-graph-warning-threshold": "64GB"}):
         return c.submit(_value, value, key=task_key(name))
 
+
 def epoch_slices(shards: list[str], sizes: list[tuple[int, int]], round_words: int,
                  words_per_token: float) -> list[tuple[str | Slice, int]]:
     """The epoch's slices in corpus order, each with its estimated words: byte ranges

@@ -23,7 +23,7 @@ from .checkpoint import Position
 from .corpus import SliceSpool, WordTable
 from .kernel_setup import HOT_NODES, KernelSetup, hot_inner_nodes, kernel_setup
 from .model import Model
-from .reader import BLOCK_BYTES, Slice, iter_blocks, slice_block_bytes
+from .reader import Slice, iter_blocks, slice_block_bytes
 from .settings import TrainSettings
 from .softmax import subtree_totals
 from .trainer import _run_epochs, initial_weights
@@ -222,14 +222,15 @@ class ReplicaBlocks:
     left from earlier rounds and never read: a round copies, and then compares,
     only the rows it can have changed (for a 125,000-word skip-gram round on
     enwiki-17m, 18% of the word vectors and 38% of the node vectors). With
-    ``dense``, every row is copied at once instead."""
+    ``dense``, every row is copied at once instead. A slice is read in blocks for
+    each of ``threads`` (:func:`hsw2v.reader.slice_block_bytes`), which also share
+    the copying and comparing."""
 
     def __init__(self, part: str | Slice | list, table: WordTable, reach: Reach, start: Anchor,
                  replica: tuple[np.ndarray, np.ndarray], dense: bool = False,
-                 spool: SliceSpool | None = None, again: bool = False, block_bytes: int = BLOCK_BYTES,
-                 threads: int = 1):
+                 spool: SliceSpool | None = None, again: bool = False, threads: int = 1):
         self.part, self.table, self.reach, self.start, self.replica = part, table, reach, start, replica
-        self.dense, self.again, self.block_bytes, self.threads = dense, again, block_bytes, threads
+        self.dense, self.again, self.threads = dense, again, threads
         self.spool = spool if isinstance(part, str | Slice) else None
         if dense:
             for dst, src in zip(replica, (start.syn0, start.syn1)):
@@ -267,7 +268,7 @@ class ReplicaBlocks:
         spool if it holds the slice, else from the text (kept in the spool if the
         slice trains ``again``)."""
         def text():
-            return map(self.table.encode, iter_blocks(self.part, self.block_bytes))
+            return map(self.table.encode, iter_blocks(self.part, slice_block_bytes(self.part, self.threads)))
 
         for ids, ends in self.spool.blocks(self.part, text, self.again) if self.spool else text():
             self.take(ids)
@@ -329,8 +330,7 @@ def train_slice(job: Job, anchor: Anchor, history: list[list[Change]], part: str
                         rng=[int(x) for x in seeds])
     blocks = ReplicaBlocks(part, run.table, run.reach, start, replica,
                            dense=words > DENSE_WORDS * len(job.vocab), spool=run.spool,
-                           again=epoch + 1 < job.settings.epochs,
-                           block_bytes=slice_block_bytes(part, s.threads), threads=s.threads)
+                           again=epoch + 1 < job.settings.epochs, threads=s.threads)
     _run_epochs(part, model, s, False, position, spool=blocks, schedule=job.schedule,
                 setup=run.setup)
     change = blocks.change(position.words - words_before, position.loss_sum[epoch],
