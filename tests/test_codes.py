@@ -113,7 +113,7 @@ def test_step_with_several_codes_is_the_exact_gradient(bias):
     gradient of log Σ_codes Π σ: against a numpy reference that weights each
     code's path gradient by its posterior share, and against central differences."""
     rng = np.random.default_rng(5)
-    v, dim = 12, 6
+    v, dim = 12, 8
     tree = from_overlapping_splits(v, random_overlapping_split(rng), 3, "test")
     many = np.flatnonzero(tree.codes_per_word > 1)
     assert len(many)

@@ -139,7 +139,7 @@ def block_inputs(rng, n_words, vocab_size, sentence_len):
 def test_reported_loss_is_mean_neg_log_prob(arch):
     """With alpha 0 nothing moves, so the kernel's loss must equal a direct sum."""
     rng = np.random.default_rng(1)
-    V, D = 9, 6
+    V, D = 9, 8
     counts = np.sort(rng.integers(5, 50, size=V))[::-1].astype(np.int64)
     tree = huffman(counts)
     syn0 = rng.normal(0, 0.5, (V, D)).astype(np.float32)
@@ -167,7 +167,7 @@ def test_reported_loss_is_mean_neg_log_prob(arch):
 
 def test_training_lowers_loss():
     rng = np.random.default_rng(2)
-    V, D = 20, 10
+    V, D = 20, 8
     tree = huffman(np.arange(V, 0, -1) * 10)
     syn0 = ((rng.random((V, D)) - 0.5) / D).astype(np.float32)
     syn1 = np.zeros((V - 1, D), np.float32)
@@ -288,7 +288,7 @@ def test_hot_rows_match_in_place_training(arch):
     """With one thread, training hot nodes in private rows and merging them gives
     the same weights as training them in place."""
     rng = np.random.default_rng(5)
-    V, D = 30, 12
+    V, D = 30, 16
     tree = huffman(np.sort(rng.integers(5, 500, size=V))[::-1].astype(np.int64))
     syn0 = rng.normal(0, 0.3, (V, D)).astype(np.float32)
     syn1 = rng.normal(0, 0.3, (V - 1, D)).astype(np.float32)
