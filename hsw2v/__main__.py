@@ -1,3 +1,3 @@
-from .cli import main
+from hsw2v.cli import main
 
 main()

@@ -15,7 +15,8 @@ from collections.abc import Iterable
 
 import click
 
-from .default_files import (
+from hsw2v.errors import HSW2VError
+from hsw2v.model.default_files import (
     DEFAULT_BINARY_VECTORS,
     DEFAULT_MODEL,
     DEFAULT_VECTORS,
@@ -23,15 +24,14 @@ from .default_files import (
     default_model,
     default_vectors,
 )
-from .errors import HSW2VError
-from .settings import (
+from hsw2v.settings import (
     CHECKPOINT_MINUTES,
     COUNT_MEMORY_HELP,
     EngineSettings,
     TrainSettings,
     parse_size,
 )
-from .signals import Terminated, catch_signals, raise_pending
+from hsw2v.system.signals import Terminated, catch_signals, raise_pending
 
 _DATA_HELP = "Plain, .gz or .bz2 UTF-8 text, or - for stdin."
 
@@ -147,9 +147,9 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
     Without CORPUS,
     list the vocabulary of the model that `hsw2v train` wrote here (model.npz).
     """
-    from .corpus import count_words
-    from .files import check_writable
-    from .reader import corpus_files, describe
+    from hsw2v.counting.corpus import count_words
+    from hsw2v.system.files import check_writable
+    from hsw2v.text.reader import corpus_files, describe
 
     if corpus and model_path:
         raise HSW2VError("give a CORPUS to count or --model, not both")
@@ -160,7 +160,7 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
     if output:
         check_writable(output)
     if not corpus:
-        from .model import load_model
+        from hsw2v.model.model import load_model
 
         model_path = model_path or default_model("a CORPUS to count")
         kept = load_model(model_path).vocab.pruned(min_count or 1, max_vocab)
@@ -229,12 +229,12 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
     or --save-model, the vectors go to vectors.txt and the model to model.npz in
     the current directory.
     """
-    from .engine import train as run
-    from .files import check_writable, replace_together
-    from .model import load_model
-    from .reader import corpus_files
-    from .vocab import Vocab
-    from .word2vec_format import write_cache
+    from hsw2v.api import train as run
+    from hsw2v.counting.vocab import Vocab
+    from hsw2v.model.model import load_model
+    from hsw2v.model.word2vec_format import write_cache
+    from hsw2v.system.files import check_writable, replace_together
+    from hsw2v.text.reader import corpus_files
 
     if not output and not save_model:
         output, save_model = DEFAULT_BINARY_VECTORS if binary else DEFAULT_VECTORS, DEFAULT_MODEL
@@ -299,7 +299,7 @@ def similar(words: tuple[str, ...], vectors_path: str | None, topn: int, negativ
     With positive and negative words this answers analogies, as gensim's
     most_similar does: similar king woman --negative man.
     """
-    from .model import read_vectors
+    from hsw2v.model.model import read_vectors
 
     if topn <= 0:
         raise HSW2VError(f"-n must be positive, got {topn}")
@@ -321,8 +321,10 @@ def tree_info(model_path: str | None, as_json: bool, plot: str | None, levels: i
     word's codes summed) and codes per word.
 
     MODEL defaults to model.npz in the current directory."""
-    from .model import load_model
-    from .plot import plot_tree  # (matplotlib itself is imported only to draw)
+    from hsw2v.model.model import load_model
+    from hsw2v.trees.plot import (
+        plot_tree,  # (matplotlib itself is imported only to draw)
+    )
 
     model = load_model(model_path or default_model("a MODEL path"))
     if plot:
@@ -349,7 +351,7 @@ def predict(context: tuple[str, ...], model_path: str | None, topn: int, as_json
     multiplies P(word | c) over the context words c. Unknown context words are
     skipped with a warning.
     """
-    from .model import load_model
+    from hsw2v.model.model import load_model
 
     if topn <= 0:
         raise HSW2VError(f"-n must be positive, got {topn}")
@@ -373,8 +375,8 @@ def score(corpus: str, model_path: str | None, window: int | None, as_json: bool
     (centre, context) pair, CBOW one per centre word. CORPUS: plain, .gz or .bz2
     UTF-8 text, or - for stdin.
     """
-    from .heldout import score as run
-    from .model import load_model
+    from hsw2v.evaluation.scoring import score as run
+    from hsw2v.model.model import load_model
 
     model = load_model(model_path or default_model())
     result = run(model, corpus, window)
@@ -396,8 +398,12 @@ def evaluate(vectors_path: str | None, analogies: str | None, pairs: tuple[str, 
     """Score vectors on analogies (3CosAdd) and word-pair similarity (Spearman).
 
     VECTORS_OR_MODEL defaults to the vectors that `hsw2v similar` would read."""
-    from .evaluate import evaluate_analogies, evaluate_word_pairs, report_lines
-    from .model import read_vectors
+    from hsw2v.evaluation.evaluate import (
+        evaluate_analogies,
+        evaluate_word_pairs,
+        report_lines,
+    )
+    from hsw2v.model.model import read_vectors
 
     if not analogies and not pairs:
         raise HSW2VError("give --analogies FILE and/or --pairs FILE")

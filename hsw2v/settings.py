@@ -6,14 +6,15 @@ import math
 import os
 from dataclasses import asdict, dataclass, field, fields
 
-from .errors import HSW2VError
-from .tree import named_trees
+from hsw2v.errors import HSW2VError
+from hsw2v.trees.tree import named_trees
 
 ARCHS = ("cbow", "skipgram")
 MAX_DIM = 10_000
 MAX_WINDOW = 1_000  # skip-gram keeps (2·window)² floats a thread
 MAX_EPOCHS = 100_000
-SPLITS = ("balanced", "adaptive")
+from hsw2v.trees.semantic import SPLITS
+
 TREE_KINDS = (*named_trees, "semantic")
 CHECKPOINT_MINUTES = 30.0
 """Minutes between checkpoints (``--checkpoint-every``); one is also saved after each epoch."""
@@ -150,7 +151,7 @@ class TrainSettings:
 
 @dataclass
 class EngineSettings:
-    """Where ``hsw2v train`` runs (see :func:`hsw2v.engine.train`)."""
+    """Where ``hsw2v train`` runs (see :func:`hsw2v.api.train`)."""
 
     engine: str = _opt("local", "Train here, or on a Dask cluster (pip install 'hsw2v[dask]').",
                        choices=ENGINES)

@@ -94,7 +94,7 @@ def fma_per_word(model) -> float:
     context word for the mean and the update). Sentence edges are ignored."""
     import numpy as np
 
-    from hsw2v.vocab import keep_probabilities
+    from hsw2v.counting.vocab import keep_probabilities
 
     s = model.settings
     counts = np.asarray(model.vocab.counts, dtype=np.float64)
@@ -249,8 +249,8 @@ def line_broken_copy(corpus: str, workdir: Path) -> str:
 
 
 def score(vectors_path: str) -> dict:
-    from hsw2v.evaluate import evaluate_analogies, evaluate_word_pairs
-    from hsw2v.model import read_vectors
+    from hsw2v.evaluation.evaluate import evaluate_analogies, evaluate_word_pairs
+    from hsw2v.model.model import read_vectors
 
     v = read_vectors(vectors_path)
     return {
@@ -428,7 +428,9 @@ def main() -> None:
         if s in systems:
             corpora[s] = plain_copy(a.corpus, workdir)
     jobs = [(a.arch, a.epochs)] if a.arch else [("skipgram", 1), ("cbow", 3)]
-    from hsw2v.reader import iter_blocks  # plain Python: this process never maps LLVM
+    from hsw2v.text.reader import (
+        iter_blocks,  # plain Python: this process never maps LLVM
+    )
 
     tokens = sum(len(block.split()) for block in iter_blocks(a.corpus))  # in or out of vocab
     raw = []

@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO))  # this checkout, whatever copy of hsw2v is instal
 DATA = REPO.parent / "shared" / "data"
 
 import hsw2v
-from hsw2v.evaluate import evaluate_analogies, evaluate_word_pairs
+from hsw2v.evaluation.evaluate import evaluate_analogies, evaluate_word_pairs
 
 ARCHS = {"skipgram": 1, "cbow": 3}
 COMMON = {"dim": 100, "window": 5, "sample": 1e-3, "min_count": 5, "progress": False}

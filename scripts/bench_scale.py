@@ -52,8 +52,8 @@ def read(directory: str, name: str) -> bytes:
 
 def spool_bytes_per_token(corpus: str) -> tuple[float, int, int]:
     """The token spool's bytes per token, tokens and distinct words of ``corpus``."""
-    from hsw2v.corpus import TokenSpool, count_words
-    from hsw2v.reader import corpus_files
+    from hsw2v.counting.corpus import TokenSpool, count_words
+    from hsw2v.text.reader import corpus_files
 
     with TokenSpool() as spool:
         counts = count_words(corpus_files([corpus]), spool=spool, threads=2, min_count=5)

@@ -28,9 +28,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout
 
 import hsw2v
-from hsw2v.evaluate import evaluate_analogies, evaluate_word_pairs
-from hsw2v.heldout import score
-from hsw2v.semantic import context_means, semantic_tree
+from hsw2v.evaluation.evaluate import evaluate_analogies, evaluate_word_pairs
+from hsw2v.evaluation.scoring import score
+from hsw2v.trees.semantic import context_means, semantic_tree
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 KINDS = ["huffman", "balanced", "random", "fano", "classes", "semantic-balanced", "semantic-adaptive",
@@ -102,7 +102,7 @@ def build_times(n_words: int, dim: int = 100) -> None:
     """Seconds to build each kind of tree over ``n_words`` Zipf-distributed words."""
     import numpy as np
 
-    from hsw2v.tree import build_tree
+    from hsw2v.trees.tree import build_tree
 
     counts = np.sort((1e7 / np.arange(1, n_words + 1)).astype(np.int64) + 1)[::-1]
     for kind in ("huffman", "balanced", "random", "fano", "classes"):

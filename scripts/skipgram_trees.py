@@ -15,7 +15,7 @@ those (held-out perplexity, `hsw2v score`), as in scripts/compare_trees.py:
   (SemHuff-style re-pairing; a canonical tree built bottom-up, level by level);
 - ``below-D``: Huffman's tree down to depth D; below each node at depth D, a
   semantic tree (balanced) over its words (``--tree semantic --huffman-levels
-  D``, :func:`hsw2v.semantic.semantic_below`), one run per seed;
+  D``, :func:`hsw2v.trees.semantic.semantic_below`), one run per seed;
 - ``output``: a semantic tree over the Huffman model's output-side vectors,
   o_w = Σ over w's path of ±u_n (the direction of h that w's path favours);
 - ``rebuild``: the semantic tree rebuilt from the semantic model's own context
@@ -39,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_trees import DATA, measure, split_corpus
 
 import hsw2v
-from hsw2v.semantic import context_means, semantic_below, semantic_tree
-from hsw2v.tree import Tree
+from hsw2v.trees.semantic import context_means, semantic_below, semantic_tree
+from hsw2v.trees.tree import Tree
 
 
 def leaf_order(tree: Tree) -> np.ndarray:

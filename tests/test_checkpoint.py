@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import hsw2v
-from hsw2v.checkpoint import load_checkpoint
+from hsw2v.runs.checkpoint import load_checkpoint
 
 from .conftest import REPO, hsw2v_command, one_line_error, run_hsw2v
 

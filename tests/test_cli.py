@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from hsw2v.cli import cli
-from hsw2v.model import read_vectors, write_vectors
+from hsw2v.model.model import read_vectors, write_vectors
 
 
 def run(*args, input=None):
@@ -205,7 +205,7 @@ def test_similar_bad_vectors_file(tmp_path):
 
 
 def test_evaluate_command_matches_api(tmp_path, vectors_file):
-    from hsw2v.evaluate import evaluate_analogies, evaluate_word_pairs
+    from hsw2v.evaluation.evaluate import evaluate_analogies, evaluate_word_pairs
 
     questions = tmp_path / "q.txt"
     questions.write_text(": royals\nman king woman queen\nking man queen woman\nw1 w2 w3 w4\n"
@@ -246,7 +246,7 @@ def test_train_options_are_the_settings():
 def test_training_options_reach_the_model(tmp_path, planted):
     """Each option of `train`, given on the command line, is what the model records
     and does what it says."""
-    from hsw2v.model import load_model
+    from hsw2v.model.model import load_model
 
     corpus, _groups = planted
     model = tmp_path / "m.npz"
@@ -273,7 +273,7 @@ def test_training_options_reach_the_model(tmp_path, planted):
 def test_node_bias_from_the_command_line(tmp_path, planted):
     """--node-bias trains a bias column that the model file keeps and predict uses;
     training such a model further without biases is one line, in a real process."""
-    from hsw2v.model import load_model
+    from hsw2v.model.model import load_model
 
     from .conftest import one_line_error, run_hsw2v
 
@@ -293,7 +293,7 @@ def test_node_bias_from_the_command_line(tmp_path, planted):
 
 
 def test_one_shot_semantic_tree_with_balanced_split(tmp_path, planted):
-    from hsw2v.model import load_model
+    from hsw2v.model.model import load_model
 
     corpus, _ = planted
     model = tmp_path / "m.npz"

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 import hsw2v
-from hsw2v import codes
-from hsw2v.codes import best_first_codes, search_buffers
 from hsw2v.errors import HSW2VError
-from hsw2v.model import load_model
-from hsw2v.semantic import semantic_tree
-from hsw2v.tree import from_overlapping_splits
+from hsw2v.hs import codes
+from hsw2v.hs.codes import best_first_codes, search_buffers
+from hsw2v.model.model import load_model
+from hsw2v.trees.semantic import semantic_tree
+from hsw2v.trees.tree import from_overlapping_splits
 
 from .conftest import REPO
 from .conftest import codes_model as trained_codes_model

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import zstandard
 
-from hsw2v.corpus import TokenSpool, WordTable, count_words
+from hsw2v.counting.corpus import TokenSpool, WordTable, count_words
+from hsw2v.counting.vocab import Vocab
 from hsw2v.errors import HSW2VError
-from hsw2v.reader import iter_blocks
-from hsw2v.vocab import Vocab
+from hsw2v.text.reader import iter_blocks
 
 WHITESPACE = [" ", "\t", "\n", "\r", "\x0b", "\x0c", "  "]
 
@@ -237,7 +237,7 @@ def test_bounded_counting_spills_and_stays_exact(tmp_path, threads, min_count):
     """With 4 MiB for the tables, 400k tokens of 150k types spill to disk several
     times and merge from there: the words, counts and first occurrences equal
     Counter's over the text, and the spool still decodes to the text's blocks."""
-    import hsw2v.counter
+    import hsw2v.counting.counter
 
     rng = np.random.default_rng(11)
     ranks = rng.zipf(1.05, 400_000) % 150_000
@@ -246,7 +246,7 @@ def test_bounded_counting_spills_and_stays_exact(tmp_path, threads, min_count):
     path.write_text(text + "\n")
     want = Counter(text.split())
     spills = []
-    real_spill = hsw2v.counter.Spill
+    real_spill = hsw2v.counting.counter.Spill
 
     class CountedSpill(real_spill):
         def __init__(self, *args, **kwargs):
@@ -254,7 +254,7 @@ def test_bounded_counting_spills_and_stays_exact(tmp_path, threads, min_count):
             spills.append(self.n)
 
     with TokenSpool() as spool, pytest.MonkeyPatch.context() as mp:
-        mp.setattr(hsw2v.corpus, "Spill", CountedSpill)
+        mp.setattr(hsw2v.counting.corpus, "Spill", CountedSpill)
         counts = count_words(str(path), spool=spool, block_bytes=1 << 16, threads=threads,
                              min_count=min_count, memory=4 << 20)
         assert len(spills) > 3, spills  # it did spill, more than once per thread
@@ -272,8 +272,8 @@ def test_bounded_counting_spills_and_stays_exact(tmp_path, threads, min_count):
 
 MEASURE_COUNTING = """
 import sys, threading, time
-from hsw2v.corpus import count_words
-from hsw2v.reader import corpus_files
+from hsw2v.counting.corpus import count_words
+from hsw2v.text.reader import corpus_files
 
 def rss():
     with open("/proc/self/statm") as f:
@@ -337,16 +337,16 @@ def test_an_error_in_one_counting_thread_stops_them_all(tmp_path, threads):
 def test_too_many_types_is_one_clear_error(tmp_path, monkeypatch):
     """Type ids are int32: counting stops with one line before a table would hold
     more types than MAX_TYPES (lowered here to 1,000 to reach it)."""
-    import hsw2v.corpus
+    import hsw2v.counting.corpus
 
     path = tmp_path / "c.txt"
     path.write_text(" ".join(f"w{i}" for i in range(3000)) + "\n")
-    monkeypatch.setattr(hsw2v.corpus, "MAX_TYPES", 1000)
+    monkeypatch.setattr(hsw2v.counting.corpus, "MAX_TYPES", 1000)
     with pytest.raises(HSW2VError, match="distinct words and counting, near the limit of 1,000") as e:
         count_words(str(path), block_bytes=64)
     seen = int(str(e.value).split(": ")[1].split()[0].replace(",", ""))
     assert 900 < seen <= 1000
-    monkeypatch.setattr(hsw2v.corpus, "MAX_TYPES", 3100)  # room for them all
+    monkeypatch.setattr(hsw2v.counting.corpus, "MAX_TYPES", 3100)  # room for them all
     assert len(count_words(str(path), block_bytes=64)) == 3000
 
 
@@ -377,7 +377,7 @@ def test_shards_count_and_train_as_their_concatenation(tmp_path):
     vectors of their concatenation (sorted order, each file ending its sentence;
     the corpus is under one block, so the blocks' learning-rate slices agree)."""
     import hsw2v
-    from hsw2v.reader import corpus_files
+    from hsw2v.text.reader import corpus_files
 
     rng = np.random.default_rng(5)
     words = [f"w{i}" for i in range(30)]
@@ -407,7 +407,7 @@ def test_shards_count_and_train_as_their_concatenation(tmp_path):
 
 
 def test_corpus_arguments_that_name_nothing(tmp_path):
-    from hsw2v.reader import corpus_files
+    from hsw2v.text.reader import corpus_files
 
     (tmp_path / "empty").mkdir()
     for args, fragment in [([str(tmp_path / "empty")], "holds no files"),

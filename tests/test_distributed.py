@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import hsw2v
-from hsw2v.reader import BLOCK_BYTES, Slice, iter_blocks, slice_block_bytes
+from hsw2v.text.reader import BLOCK_BYTES, Slice, iter_blocks, slice_block_bytes
 
 from .conftest import REPO, hsw2v_command, one_line_error, planted_corpus, run_hsw2v
 
@@ -102,7 +102,7 @@ def test_two_workers_train_as_well_as_one_machine(tmp_path, cluster):
     assert abs(spread.epoch_loss[-1] - local.epoch_loss[-1]) < 0.15
     assert spread.epoch_loss[-1] < spread.epoch_loss[0]
     assert cluster.status == "running"  # a client passed in is not closed
-    from hsw2v import rounds
+    from hsw2v.distributed import rounds
 
     held = cluster.run(lambda: len(rounds._RESIDENT) + len(rounds._REPLICAS) + len(rounds._RUNS))
     assert set(held.values()) == {0}  # the workers let go of the run's weights
@@ -179,7 +179,7 @@ def test_what_the_client_sends_survives_the_worker_holding_it(tmp_path):
     needing it still gets it. Scattered data would be lost for good, as a killed
     worker once took the run's only copy of the job (Dask's memory manager keeps
     one copy of data no waiting task needs)."""
-    from hsw2v.distributed import on_cluster
+    from hsw2v.distributed.driver import on_cluster
 
     value = {"words": [f"w{i}" for i in range(1000)], "array": np.arange(10_000)}
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -370,8 +370,8 @@ def test_round_changes_against_dense_numpy():
     very bits of a copy built from the anchor in one go (a rerun task's)."""
     from types import SimpleNamespace
 
-    from hsw2v import rounds
-    from hsw2v.tree import huffman
+    from hsw2v.distributed import rounds
+    from hsw2v.trees.tree import huffman
 
     rng = np.random.default_rng(0)
     v, dim = 40, 5
@@ -429,7 +429,7 @@ def test_work_on_rows_split_among_threads_gives_the_same_bits():
     bits as on one thread, and the changed rows those numpy finds."""
     from types import SimpleNamespace
 
-    from hsw2v import rounds
+    from hsw2v.distributed import rounds
 
     rng = np.random.default_rng(1)
     n, dim = 3 * rounds.SPLIT_ROWS + 7, 8
@@ -465,19 +465,19 @@ def test_a_round_trains_a_sparse_replica_to_the_change_of_a_full_copy(tmp_path):
     copies the whole weights."""
     from dataclasses import replace
 
-    from hsw2v import rounds
-    from hsw2v.checkpoint import Position
-    from hsw2v.model import Model
+    from hsw2v.distributed import rounds
+    from hsw2v.model.model import Model
+    from hsw2v.runs.checkpoint import Position
+    from hsw2v.runs.trainer import run_epochs
     from hsw2v.settings import TrainSettings
-    from hsw2v.trainer import _run_epochs
-    from hsw2v.tree import build_tree
+    from hsw2v.trees.tree import build_tree
 
     with gzip.open(REPO / "data" / "enwiki-1m.txt.gz") as f:
         words = f.read(200_000).decode().split()[:-1]
     text = "\n".join(" ".join(words[i:i + 30]) for i in range(0, len(words), 30)) + "\n"
     path = tmp_path / "c.txt"
     path.write_text(text)
-    counts = hsw2v.corpus.count_words(str(path), threads=1, min_count=1)
+    counts = hsw2v.counting.corpus.count_words(str(path), threads=1, min_count=1)
     vocab = counts.to_vocab(1, None)
     rng = np.random.default_rng(5)
     dense = rounds.DENSE_WORDS * len(vocab) + 1  # a slice that long copies every row at once
@@ -497,7 +497,7 @@ def test_a_round_trains_a_sparse_replica_to_the_change_of_a_full_copy(tmp_path):
         seeds = np.random.SeedSequence([s.seed, 1, 3]).generate_state(1, np.uint64)
         at = Position(words, exact=False, epoch=1, words=5000, loss_sum=[0.0, 0.0], examples=[0, 0],
                       rng=[int(x) for x in seeds])
-        _run_epochs(part, full, full.settings, False, at, schedule=10**6)
+        run_epochs(part, full, full.settings, False, at, schedule=10**6)
         for (rows, steps, scale), new, old in ((got[0:3], full.vectors, start.syn0),
                                                (got[3:6], full.node_vectors, start.syn1)):
             want = np.flatnonzero((new != old).any(axis=1))
@@ -521,9 +521,9 @@ def test_later_epochs_of_a_slice_read_the_workers_spool(tmp_path):
     spool (``--no-spool``) reading the new text."""
     from dataclasses import replace
 
-    from hsw2v import rounds
+    from hsw2v.distributed import rounds
     from hsw2v.settings import TrainSettings
-    from hsw2v.tree import build_tree
+    from hsw2v.trees.tree import build_tree
 
     with gzip.open(REPO / "data" / "enwiki-1m.txt.gz") as f:
         words = f.read(400_000).decode().split()[:-1]
@@ -531,7 +531,7 @@ def test_later_epochs_of_a_slice_read_the_workers_spool(tmp_path):
     other = "\n".join(" ".join(words[i:i + 30]) for i in range(len(words) // 2, len(words), 30))
     path = tmp_path / "c.txt"
     path.write_text(text)
-    vocab = hsw2v.corpus.count_words(str(path), threads=1, min_count=1).to_vocab(1, None)
+    vocab = hsw2v.counting.corpus.count_words(str(path), threads=1, min_count=1).to_vocab(1, None)
     s = TrainSettings(arch="cbow", dim=16, window=3, sample=0, threads=1, seed=7, epochs=3,
                       min_count=1).resolved()
     tree = build_tree(s.tree, vocab.counts, s.seed)
@@ -572,9 +572,9 @@ def test_later_epochs_of_a_slice_read_the_workers_spool(tmp_path):
 
 def test_a_slice_spool_gives_back_its_blocks_and_falls_back_to_the_text():
     """Blocks of word ids (up to 4 bytes as codes, sentences of any length, empty blocks)
-    come back from :class:`hsw2v.corpus.SliceSpool` as they went in, slice by slice
+    come back from :class:`hsw2v.counting.corpus.SliceSpool` as they went in, slice by slice
     and in any order; a spool whose file goes mid-read gives the rest from the text."""
-    from hsw2v.corpus import SliceSpool
+    from hsw2v.distributed.spool import SliceSpool
 
     rng = np.random.default_rng(3)
     words = 1 << 22
@@ -607,12 +607,12 @@ def test_a_slice_spool_gives_back_its_blocks_and_falls_back_to_the_text():
 
 
 def test_reach_lists_the_nodes_on_every_code_of_a_word():
-    """A word's inner-node rows in :func:`hsw2v.rounds.reach` are those on each of
+    """A word's inner-node rows in :func:`hsw2v.distributed.rounds.reach` are those on each of
     its codes' paths (walked up from the leaves in Python here), also when words
     have several codes; its word rows are the word itself."""
-    from hsw2v import rounds
-    from hsw2v.tree import Tree, huffman
-    from hsw2v.vocab import Vocab
+    from hsw2v.counting.vocab import Vocab
+    from hsw2v.distributed import rounds
+    from hsw2v.trees.tree import Tree, huffman
 
     several = Tree(np.array([[0, 4], [1, 5], [2, 3], [6, 7], [8, 9]]), "test", np.array([0, 2]))
     for tree in (huffman(np.array([9, 7, 5, 4, 2, 1])), several):

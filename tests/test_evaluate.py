@@ -1,4 +1,4 @@
-"""hsw2v.evaluate against gensim's KeyedVectors evaluations."""
+"""hsw2v.evaluation.evaluate against gensim's KeyedVectors evaluations."""
 from __future__ import annotations
 
 import importlib
@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 
 from hsw2v.errors import HSW2VError
-from hsw2v.evaluate import (
+from hsw2v.evaluation.evaluate import (
     evaluate_analogies,
     evaluate_word_pairs,
     pearson,
     rank_average,
     spearman,
 )
-from hsw2v.vectors import Vectors
+from hsw2v.model.vectors import Vectors
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -142,7 +142,7 @@ def test_analogies_match_gensim(tmp_path, seed, restrict, case_insensitive):
 
 def test_analogies_small_batches_and_tiny_vocab(tmp_path, monkeypatch):
     """Batching does not change results; a vocab with no eligible answer is handled like gensim."""
-    import hsw2v.evaluate as ev
+    import hsw2v.evaluation.evaluate as ev
 
     vectors, lines = planted(3)
     path = tmp_path / "q.txt"
@@ -374,7 +374,7 @@ def test_exact_replay_only_where_case_variants_need_it(tmp_path, monkeypatch):
     """The batched 3CosAdd answers every question itself, except those where a, b
     or c has 5 or more other case variants (gensim's top-5 window then matters);
     only those are replayed one by one, and the results still equal gensim's."""
-    import hsw2v.evaluate as ev
+    import hsw2v.evaluation.evaluate as ev
 
     planted_vectors, lines = planted(1)
     # "bar" in 6 spellings (5 others: replayed), "qux" in 5 (4 others: not replayed)

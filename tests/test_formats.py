@@ -9,12 +9,12 @@ import warnings
 import numpy as np
 import pytest
 
-from hsw2v import word2vec_format as w2v
 from hsw2v.errors import HSW2VError
-from hsw2v.files import atomic_write
-from hsw2v.model import load_model, read_vectors
-from hsw2v.trainer import train
-from hsw2v.word2vec_format import read_word2vec, write_vectors, write_vectors_to
+from hsw2v.model import word2vec_format as w2v
+from hsw2v.model.model import load_model, read_vectors
+from hsw2v.model.word2vec_format import read_word2vec, write_vectors, write_vectors_to
+from hsw2v.runs.trainer import train
+from hsw2v.system.files import atomic_write
 
 WORDS = ["the", "naïve", "日本", "x"]
 
@@ -155,7 +155,7 @@ def test_cache_sidecar_is_used_only_while_fresh(tmp_path, matrix):
 
 def test_text_values_print_like_printf_and_round_trip():
     """The formatting kernel writes what '%.9g' writes, and every float32 reads back."""
-    from hsw2v.word2vec_format import format_g9
+    from hsw2v.model.word2vec_format import format_g9
 
     rng = np.random.default_rng(7)
     special = [0.0, -0.0, 1.0, -1.0, 1e-4, 9.99999e-5, 1e8, 1e9, 123456789, 1234567890, 0.1,

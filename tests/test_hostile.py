@@ -159,7 +159,7 @@ def start_training(work, **kw) -> subprocess.Popen:
 LEAKED_LOCK = """
 import queue, sys
 import hsw2v
-from hsw2v.reader import read_ahead
+from hsw2v.text.reader import read_ahead
 
 class Leaky(queue.Queue):
     # A queue whose chosen put or get is interrupted the way a signal can interrupt
@@ -212,7 +212,7 @@ def test_sigterm_cleans_up_like_ctrl_c(work):
 
 SIGNAL_IN_A_FINALIZER = """
 import signal, sys
-import hsw2v.engine
+import hsw2v.api
 from hsw2v.cli import main
 
 SIGNAL = getattr(signal, sys.argv.pop(1))
@@ -222,12 +222,12 @@ class Finalizer:
     def __del__(self):  # the signal arrives, and its handler raises, in a finalizer
         signal.raise_signal(SIGNAL)
 
-train = hsw2v.engine.train
+train = hsw2v.api.train
 def train_after_a_finalizer(*args, **kwargs):
     Finalizer()
     return train(*args, **kwargs)
 
-hsw2v.engine.train = train_after_a_finalizer
+hsw2v.api.train = train_after_a_finalizer
 main()
 """
 
@@ -443,7 +443,7 @@ def test_a_corpus_changed_between_counting_and_training(work):
     """With --no-spool the text is read again each epoch: a file cut short after it
     was counted stops the run instead of training on part of it."""
     script = (
-        "import sys, hsw2v.corpus as c, hsw2v.trainer as t\n"
+        "import sys, hsw2v.counting.corpus as c, hsw2v.runs.trainer as t\n"
         "real = c.count_words\n"
         "def count_then_cut(path, **kw):\n"
         "    counts = real(path, **kw)\n"

@@ -1,10 +1,12 @@
 import numpy as np
 import pytest
 
-from hsw2v import sgd, softmax, utils
-from hsw2v.sgd import Config, Weights, new_state, train_block
-from hsw2v.tree import huffman, random_tree
-from hsw2v.vocab import keep_probabilities
+from hsw2v.counting.vocab import keep_probabilities
+from hsw2v.hs import softmax
+from hsw2v.jit import helpers as utils
+from hsw2v.training import block as sgd
+from hsw2v.training.block import Config, Weights, new_state, train_block
+from hsw2v.trees.tree import huffman, random_tree
 
 
 def hs_step(h, word, alpha, syn1, tree, grad_h):
@@ -268,7 +270,7 @@ def test_shrunk_window_is_word2vecs():
 def test_hot_nodes_are_the_most_visited():
     """hot_inner_nodes counts each inner node's visits bottom-up; the reference
     adds each word's count to every node on its path (numpy bincount)."""
-    from hsw2v.kernel_setup import hot_inner_nodes
+    from hsw2v.runs.kernels import hot_inner_nodes
 
     rng = np.random.default_rng(2)
     for tree_of in (huffman, lambda c: random_tree(len(c), 3)):
@@ -295,7 +297,7 @@ def test_hot_rows_match_in_place_training(arch):
     ids = rng.integers(0, V, size=3000).astype(np.int32)
     ends = np.array([3000], dtype=np.int64)
     keep = np.ones(V, dtype=np.float32)
-    from hsw2v.kernel_setup import hot_inner_nodes
+    from hsw2v.runs.kernels import hot_inner_nodes
 
     results = []
     for k, every in ((0, 1 << 30), (8, 100), (8, 7)):

@@ -1,52 +1,98 @@
-"""The package's structure stays layered: no import cycle (imports inside functions
-count too), modules of a readable size, narrow kernels, and the README's layout
-table in layer order."""
+"""The package's structure stays layered, at two levels: no import cycle between
+modules or between subpackages (imports inside functions count too), subpackages
+and top-level modules import only those listed before them in the architecture
+page's layer table, no underscore name is imported across subpackages, and numba
+kernels stay narrow. Imports under ``if TYPE_CHECKING:`` are for type hints
+only and do not count."""
 from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 
 from .conftest import REPO
 
 PACKAGE = REPO / "hsw2v"
-MAX_LINES = 420
+ARCHITECTURE = REPO / "docs" / "architecture.md"
 MAX_KERNEL_PARAMS = 14
+ENTRY = ("__init__", "__main__")  # the package's own entry files, above every layer
+
+
+def module_name(path: Path) -> str:
+    """``hsw2v/runs/trainer.py`` -> ``runs.trainer``; ``hsw2v/hs/__init__.py`` -> ``hs``."""
+    parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts.pop()
+    return ".".join(parts)
 
 
 def modules() -> dict[str, ast.Module]:
-    return {p.stem: ast.parse(p.read_text()) for p in PACKAGE.glob("*.py")
-            if p.stem not in ("__init__", "__main__")}
+    return {module_name(p): ast.parse(p.read_text()) for p in PACKAGE.rglob("*.py")}
 
 
-def imports(tree: ast.Module, names: set[str]) -> set[str]:
-    """The package modules that ``tree`` imports anywhere (``from .x import``,
-    ``from . import x``, ``import hsw2v.x``)."""
-    found = set()
+def unit(module: str) -> str:
+    """The layer a module belongs to: its subpackage, or itself at the top level."""
+    return module.split(".")[0]
+
+
+def _type_checking_only(tree: ast.Module) -> set[int]:
+    """ids of the import nodes inside ``if TYPE_CHECKING:`` blocks."""
+    skip = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    return skip
+
+
+def imports(tree: ast.Module, here: str, names: set[str]) -> list[tuple[str, str]]:
+    """(module, imported name) for each import of a package module in ``tree``, the
+    module ``here`` (``from hsw2v.x.y import z``, ``from .y import z``,
+    ``from hsw2v.x import y``, ``import hsw2v.x.y``). The name is '' for a module import."""
+    package = here.split(".")[:-1] if not (PACKAGE / here.replace(".", "/")).is_dir() else here.split(".")
+    skip = _type_checking_only(tree)
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.ImportFrom):
-            if node.level == 1 and node.module:
-                found.add(node.module.split(".")[0])
-            elif node.level == 1:
-                found.update(a.name for a in node.names)
-            elif node.module and node.module.startswith("hsw2v."):
-                found.add(node.module.split(".")[1])
+            if node.level:
+                base = package[:len(package) - node.level + 1]
+                target = ".".join([*base, *(node.module or "").split(".")]).strip(".")
+            elif node.module and (node.module == "hsw2v" or node.module.startswith("hsw2v.")):
+                target = node.module[len("hsw2v."):] if node.module != "hsw2v" else ""
+            else:
+                continue
+            for a in node.names:
+                sub = f"{target}.{a.name}".strip(".")
+                if sub in names:  # a module imported by name
+                    found.append((sub, ""))
+                elif target in names:
+                    found.append((target, a.name))
         elif isinstance(node, ast.Import):
-            found.update(a.name.split(".")[1] for a in node.names if a.name.startswith("hsw2v."))
-    return found & names
+            for a in node.names:
+                if a.name.startswith("hsw2v."):
+                    found.append((a.name[len("hsw2v."):], ""))
+    return [(m, n) for m, n in found if m in names]
 
 
-def graph() -> dict[str, set[str]]:
+def graphs() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """The import graph of modules, and of layers (subpackages and top-level modules)."""
     mods = modules()
-    return {name: imports(tree, set(mods)) - {name} for name, tree in mods.items()}
+    names = set(mods)
+    edges = {name: {m for m, _ in imports(tree, name, names)} - {name} for name, tree in mods.items()}
+    layers: dict[str, set[str]] = {}
+    for m, targets in edges.items():
+        layers.setdefault(unit(m), set()).update(unit(t) for t in targets)
+    return edges, {k: v - {k} for k, v in layers.items()}
 
 
 def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
-    """A cycle of the graph as a list of modules (first == last), or None."""
+    """A cycle of the graph as a list of nodes (first == last), or None."""
     state: dict[str, int] = {}  # 1: on the current path, 2: done
 
     def visit(m: str, path: list[str]) -> list[str] | None:
         state[m] = 1
-        for n in sorted(edges[m]):
+        for n in sorted(edges.get(m, ())):
             if state.get(n) == 1:
                 return [*path, m, n][[*path, m].index(n):]
             if n not in state and (cycle := visit(n, [*path, m])):
@@ -60,37 +106,74 @@ def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def test_import_graph_has_no_cycle():
-    cycle = find_cycle(graph())
+def documented_layers() -> list[str]:
+    """The layers in the order of the architecture page's table: rows of the form
+    ``| `hsw2v/name/` |`` (a subpackage) or ``| `hsw2v/name.py` |`` (a module)."""
+    text = ARCHITECTURE.read_text()
+    table = text[text.index("## Layers"):]
+    return re.findall(r"^\| `hsw2v/(\w+)(?:/|\.py)` \|", table, flags=re.MULTILINE)
+
+
+def test_no_cycle_between_modules():
+    cycle = find_cycle(graphs()[0])
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
+def test_no_cycle_between_subpackages():
+    cycle = find_cycle(graphs()[1])
+    assert cycle is None, "import cycle between layers: " + " -> ".join(cycle)
+
+
 def test_a_cycle_would_be_found():
-    """The parser sees imports inside functions, and the search reports a cycle."""
-    tree = ast.parse("def f():\n    from .model import Model\n    from . import tree\n")
-    assert imports(tree, {"model", "tree", "cli"}) == {"model", "tree"}
+    """The parser sees imports inside functions, absolute and relative ones, and
+    skips type-checking imports; the search reports a cycle."""
+    names = {"model.model", "trees.tree", "trees", "cli", "runs.trainer"}
+    tree = ast.parse("def f():\n    from hsw2v.model.model import Model\n    from . import tree\n"
+                     "    from ..cli import x\n"
+                     "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                     "    from hsw2v.runs.trainer import train\n")
+    found = imports(tree, "trees.plot", names)
+    assert {m for m, _ in found} == {"model.model", "trees.tree", "cli"}
     edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert find_cycle(edges) == ["a", "b", "c", "a"]
     assert find_cycle({**edges, "c": set()}) is None
 
 
-def test_readme_layout_lists_modules_in_layer_order():
-    """Each module imports only modules listed before it in the README's layout table."""
-    readme = (REPO / "README.md").read_text()
-    table = readme[readme.index("## Layout"):]
-    order = re.findall(r"^\| `hsw2v/(\w+)\.py` \|", table, flags=re.MULTILINE)
-    edges = graph()
-    assert sorted(order) == sorted(edges), "the layout table lists every module once"
-    for i, m in enumerate(order):
-        later = edges[m] - set(order[:i])
-        assert not later, f"{m} imports {sorted(later)}, listed after it"
+def test_layers_import_only_layers_listed_before_them():
+    """Each subpackage or top-level module imports only those listed before it in
+    the architecture page's table, which lists every one of them once."""
+    order = documented_layers()
+    layers = graphs()[1]
+    listed = set(order) | set(ENTRY)
+    assert sorted(set(order)) == sorted(order), "a layer is listed twice"
+    assert set(layers) <= listed and set(order) <= set(layers), (
+        f"the table and the package differ: {sorted(set(layers) ^ (set(order) | set(ENTRY)))}")
+    for i, layer in enumerate(order):
+        later = layers.get(layer, set()) - set(order[:i])
+        assert not later, f"{layer} imports {sorted(later)}, listed after it"
 
 
-def test_modules_and_kernels_stay_small():
-    for path in PACKAGE.glob("*.py"):
-        text = path.read_text()
-        assert len(text.splitlines()) <= MAX_LINES, path.name
-        for node in ast.walk(ast.parse(text)):
+def test_subpackages_say_what_they_hold():
+    """Every subpackage's ``__init__`` has a docstring saying what lives there and
+    what it may import."""
+    for init in PACKAGE.glob("*/__init__.py"):
+        doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+        assert len(doc.split()) >= 15, f"{init.parent.name}: too short a docstring"
+        assert "import" in doc, f"{init.parent.name}: the docstring does not say what it may import"
+
+
+def test_no_underscore_name_crosses_subpackages():
+    mods = modules()
+    names = set(mods)
+    for here, tree in mods.items():
+        for module, name in imports(tree, here, names):
+            if unit(module) != unit(here):
+                assert not name.startswith("_"), f"{here} imports {module}.{name}"
+
+
+def test_kernels_stay_narrow():
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.FunctionDef) and any(
                     "jit" in ast.unparse(d) for d in node.decorator_list):
                 n = len(node.args.args) + len(node.args.kwonlyargs)

@@ -1,4 +1,4 @@
-"""hsw2v.model in process: predictions and the context against a numpy reference,
+"""hsw2v.model.model in process: predictions and the context against a numpy reference,
 writing vectors (parsed back by hand), and loading model files, good and hostile.
 
 Models here are built directly (random vectors over a Huffman tree), so every test
@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 
 import hsw2v
-import hsw2v.model as model_module
+import hsw2v.model.model as model_module
+from hsw2v.counting.vocab import Vocab
 from hsw2v.errors import HSW2VError
-from hsw2v.model import Model, load_model, read_vectors
+from hsw2v.model.model import Model, load_model, read_vectors
 from hsw2v.settings import TrainSettings
-from hsw2v.tree import balanced, huffman
-from hsw2v.vocab import Vocab
+from hsw2v.trees.tree import balanced, huffman
 
 from .conftest import model_bomb
 from .references import reference_context, reference_log_probs

@@ -8,7 +8,7 @@ import struct
 import pytest
 
 import hsw2v
-from hsw2v.plot import top_words
+from hsw2v.trees.plot import top_words
 
 from .conftest import REPO, one_line_error, run_hsw2v
 

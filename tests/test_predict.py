@@ -8,7 +8,7 @@ from click.testing import CliRunner
 import hsw2v
 from hsw2v.cli import cli
 from hsw2v.errors import HSW2VError
-from hsw2v.heldout import score
+from hsw2v.evaluation.scoring import score
 
 from .conftest import REPO, codes_model
 from .references import reference_log_probs
@@ -185,7 +185,7 @@ def test_score_equals_the_reference_and_the_training_loss(any_model, tmp_path):
     """Held-out score of a few sentences equals the reference's −log P per example,
     and equals the loss the training kernel reports for the same examples with a
     zero learning rate (full window: window 1 never shrinks)."""
-    from hsw2v.sgd import Config, Weights, new_state, train_block
+    from hsw2v.training.block import Config, Weights, new_state, train_block
 
     m = any_model
     rng = np.random.default_rng(8)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hsw2v.errors import HSW2VError
-from hsw2v.tree import Tree, build_tree, from_splits, huffman, random_tree
+from hsw2v.trees.tree import Tree, build_tree, from_splits, huffman, random_tree
 
 
 def random_counts(rng, n):

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 import hsw2v
 from hsw2v.cli import cli
 from hsw2v.errors import HSW2VError
-from hsw2v.semantic import context_means, semantic_below, semantic_tree
-from hsw2v.tree import (
+from hsw2v.trees.semantic import context_means, semantic_below, semantic_tree
+from hsw2v.trees.tree import (
     balanced,
     build_tree,
     classes,

@@ -10,8 +10,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from hsw2v.counting.vocab import Vocab, pack_words
 from hsw2v.errors import HSW2VError
-from hsw2v.vocab import Vocab, pack_words
 
 
 def ref_prune(counts: dict, min_count: int, max_vocab: int | None):

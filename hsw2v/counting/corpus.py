@@ -1,0 +1,317 @@
+"""Counting a corpus (every distinct word, exactly, with a numba hash table), the
+token spool that lets epochs skip re-reading the text (and a Dask worker's spool of
+the slices it trained), and encoding text blocks against a vocabulary."""
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hsw2v.counting.counter import CountTable, Spill, grown, kept_types, merge_counts
+from hsw2v.counting.vocab import Vocab, pack_words
+from hsw2v.errors import HSW2VError
+from hsw2v.system.progress import progress_bar
+from hsw2v.system.signals import raise_pending
+from hsw2v.text.reader import (
+    BLOCK_BYTES,
+    Source,
+    describe,
+    iter_blocks,
+    read_ahead,
+)
+from hsw2v.text.tokens import build_table, decode_spool, encode_block
+
+
+@dataclass
+class WordCounts:
+    """The distinct words of a corpus that reached the counting pass's min_count
+    (UTF-8 bytes, in no particular order) with their counts and first occurrences
+    (a key that sorts in corpus order); the numbers of tokens and of distinct words
+    (``n_types``, all of them); and ``table_ids``: for each counting table, each of
+    its types' index here or -1 (the token spool holds those tables' ids)."""
+
+    word_bytes: np.ndarray
+    offsets: np.ndarray
+    counts: np.ndarray
+    first: np.ndarray
+    tokens: int
+    n_types: int
+    table_ids: list[np.ndarray] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+    def word(self, i: int) -> str:
+        return self.word_bytes[self.offsets[i]:self.offsets[i + 1]].tobytes().decode("utf-8")
+
+    def as_dict(self) -> dict[str, int]:
+        """{word: count} in order of first occurrence; fine for small corpora and tests."""
+        return {self.word(i): int(self.counts[i]) for i in np.argsort(self.first).tolist()}
+
+    def to_vocab(self, min_count: int = 5, max_vocab: int | None = None):
+        """The words with count ≥ min_count, most frequent first (first occurrence breaks ties)."""
+        kept = self._kept(min_count, max_vocab)
+        return Vocab([self.word(i) for i in kept.tolist()], self.counts[kept])
+
+    def type_ids(self, min_count: int = 5, max_vocab: int | None = None) -> np.ndarray:
+        """Each word's id in ``to_vocab(min_count, max_vocab)``, or -1 if it was dropped."""
+        kept = self._kept(min_count, max_vocab)
+        ids = np.full(len(self), -1, dtype=np.int32)
+        ids[kept] = np.arange(len(kept), dtype=np.int32)
+        return ids
+
+    def spool_ids(self, ids: np.ndarray) -> list[np.ndarray]:
+        """``ids`` (one per word here) as each counting table's types see them, for
+        :meth:`TokenSpool.blocks`."""
+        padded = np.append(ids, np.int32(-1))  # index -1: a dropped type stays dropped
+        return [padded[t] for t in self.table_ids]
+
+    def _kept(self, min_count: int, max_vocab: int | None) -> np.ndarray:
+        kept = np.flatnonzero(self.counts >= min_count)
+        return kept[np.lexsort((self.first[kept], -self.counts[kept]))][:max_vocab]
+
+
+MAX_TYPES = 2**31 - 1
+"""Distinct words a counting table may hold: type and word ids are int32."""
+
+
+def default_count_memory() -> int:
+    """A quarter of the physical memory (1 GiB if it cannot be read)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
+    except (ValueError, OSError, AttributeError):
+        return 1 << 30
+
+
+def count_words(path: Source, progress: bool = False, spool: TokenSpool | None = None,
+                block_bytes: int = BLOCK_BYTES, threads: int = 1, min_count: int = 1,
+                memory: int | None = None) -> WordCounts:
+    """Count every word of the corpus in one streaming pass, exactly, writing its
+    tokens to ``spool`` if one is given; keep the words seen ``min_count`` times.
+
+    ``threads`` count blocks in parallel, each into its own table
+    (:class:`hsw2v.counting.counter.CountTable`), and the spool takes the blocks in corpus
+    order. The tables share ``memory`` bytes (default: a quarter of RAM); a table
+    that outgrows its share spills to an unnamed file in $TMPDIR and starts again.
+    At the end the tables merge by hash partition, in parallel, from memory or,
+    after a spill, from disk, so the counts equal an unbounded count's.
+    """
+    memory = memory or default_count_memory()
+    share = max(memory // (2 * threads), 4 << 20)  # growing or spilling takes up to half more
+    tables = [CountTable(t) for t in range(threads)]
+    spills: list[Spill] = []
+    blocks = enumerate(read_ahead(iter_blocks(path, block_bytes), depth=2 + threads))
+    lock, turn = threading.Lock(), threading.Condition()
+    written, tokens, generations = [0], [0], [threads]
+    failures: list[BaseException] = []
+
+    def work(t: int, bar) -> None:
+        codes = np.empty(0, dtype=np.uint8)
+        try:
+            while not failures:
+                raise_pending()
+                with lock:
+                    b, block = next(blocks, (-1, b""))
+                if b < 0:
+                    return
+                buf = np.frombuffer(block, dtype=np.uint8)
+                table = tables[t]
+                if table.size_after(len(buf), len(buf) // 2 + 1) > share and table.n_types:
+                    spill = Spill(table, spool_directory(spool))
+                    with lock:
+                        spills.append(spill)
+                        table = tables[t] = CountTable(generations[0])
+                        generations[0] += 1
+                check_types(table, len(buf), path)
+                room = 4 * len(buf) + 8 if spool is not None and spool.usable else 0
+                if len(codes) < room:
+                    codes = np.empty(room, dtype=np.uint8)
+                n, k = table.count(buf, b, codes[:room])
+                with turn:  # the spool takes the blocks in order
+                    if spool is not None:  # (not whether it is usable: that may change)
+                        turn.wait_for(lambda b=b: written[0] == b or failures)
+                    if k and not failures:
+                        spool.write(codes[:k], table.generation)
+                    written[0] += 1
+                    tokens[0] += n
+                    turn.notify_all()
+                    bar.update(n)
+        except BaseException as e:  # noqa: BLE001 (re-raised by the calling thread)
+            failures.append(e)
+            with turn:
+                turn.notify_all()
+
+    try:
+        with progress_bar(progress, unit="word", unit_scale=True, desc="vocab", leave=False) as bar:
+            workers = [threading.Thread(target=work, args=(t, bar), daemon=True)
+                       for t in range(1, threads)]
+            for w in workers:
+                w.start()
+            work(0, bar)
+            for w in workers:  # not after Ctrl-C: a worker may wait for input that never comes
+                while w.is_alive() and not any(isinstance(e, KeyboardInterrupt) for e in failures):
+                    w.join(0.05)
+                    raise_pending()
+        if failures:
+            raise failures[0]
+        live = [t for t in tables if t.n_types]
+        if spills or sum(t.nbytes for t in live) > memory // 2:  # merge from disk
+            spills += [Spill(t, spool_directory(spool)) for t in live]
+            live = tables = []
+        if not spills and len(live) <= 1:
+            merged = kept_types(live[0] if live else tables[0], min_count)
+        else:
+            merged = merge_counts(live, spills, min_count, threads, memory // (2 * threads))
+    finally:
+        for spill in spills:
+            spill.close()
+    if len(merged.types.counts) > MAX_TYPES:
+        raise HSW2VError(f"{describe(path)}: more than {MAX_TYPES:,} distinct words reach "
+                         f"min-count {min_count}; raise it")
+    none = np.empty(0, dtype=np.int32)  # a table that counted nothing
+    table_ids = [merged.table_ids.get(g, none) for g in range(generations[0])]
+    return WordCounts(*merged.types, tokens[0], merged.n_types, table_ids)
+
+
+def spool_directory(spool: TokenSpool | None) -> str | None:
+    """Where spilled counts go: beside the token spool, else in $TMPDIR."""
+    return spool.directory if spool is not None else None
+
+
+def check_types(table: CountTable, block_bytes: int, path: Source) -> None:
+    """Stop before a table could hold more types than ids can number."""
+    if table.n_types + block_bytes // 2 + 1 > MAX_TYPES:
+        raise HSW2VError(f"{describe(path)}: {table.n_types:,} distinct words and counting, near "
+                         f"the limit of {MAX_TYPES:,} (ids are 32-bit); split or clean the corpus")
+
+
+class TokenSpool:
+    """The corpus's tokens as the counting pass saw them, in an unnamed temporary
+    file, so that training epochs read word ids back instead of decompressing and
+    tokenizing the text again.
+
+    Each token is its type id (the word's index in :class:`WordCounts`) as a
+    variable-length code, with codes for the end of a non-empty line and of a block
+    (see :func:`hsw2v.text.tokens.decode_spool`): about 1.5 bytes a token on Zipfian
+    text, in the temporary directory (``TMPDIR``). Before each write it checks the
+    disk's free space; if there is too little, or a write fails, the spool is
+    dropped and ``usable`` turns false: callers then read the text. ``bytes`` is
+    its size.
+    """
+
+    RESERVE = 64 << 20
+    """Bytes the spool leaves free on its disk."""
+
+    def __init__(self, directory: str | None = None):
+        self.directory = directory
+        self.file = tempfile.TemporaryFile(prefix="hsw2v-tokens-", dir=directory)  # noqa: SIM115
+        self.usable = True
+        self.failure = ""
+        self.bytes = 0
+        self.tables = array("i")  # the counting table of each block
+        self.lock = threading.RLock()  # (writes append; reads say where they start)
+
+    def write(self, codes: np.ndarray, table: int = 0) -> None:
+        """Append a block's spool bytes, counted by ``table``, leaving the disk at
+        least RESERVE bytes free; on failure, give the spool up and say why in
+        ``failure``."""
+        with self.lock:
+            if not self.usable:
+                return
+            try:
+                if self._free_bytes() < len(codes) + self.RESERVE:
+                    self.failure = f"less than {self.RESERVE >> 20} MiB would be left free"
+                    self.close()
+                    return
+                self.file.seek(self.bytes)
+                self.file.write(np.ascontiguousarray(codes, dtype=np.uint8))
+                self.bytes += len(codes)
+                self.tables.append(table)
+            except OSError as e:
+                self.failure = e.strerror or str(e)
+                self.close()
+
+    def _free_bytes(self) -> int:
+        """Free bytes on the spool's disk (unbounded if the file system cannot say)."""
+        try:
+            st = os.fstatvfs(self.file.fileno())
+        except (AttributeError, OSError, ValueError):
+            return 1 << 62
+        return st.f_bavail * st.f_frsize
+
+    def blocks(self, type_ids: list[np.ndarray], chunk: int = 4 << 20, at: int = 0, first: int = 0,
+               count: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(word ids, sentence ends) of each block, as :meth:`WordTable.encode` gives
+        them for the block's text; ``type_ids[t]`` maps the type ids of counting
+        table t to word ids or -1 (see :meth:`WordCounts.spool_ids`). The file is
+        read ``chunk`` bytes at a time (more for a longer block). Without the
+        other arguments, every block; else ``count`` blocks from block ``first``,
+        which starts at byte ``at``."""
+        buf = np.empty(chunk, dtype=np.uint8)
+        ids = np.empty(len(buf), dtype=np.int32)
+        ends = np.empty(len(buf), dtype=np.int64)
+        start = have = 0
+        block, last = first, len(self.tables) if count is None else first + count
+        while block < last:
+            nxt, n_ids, n_sents, complete = decode_spool(buf, start, have,
+                                                         type_ids[self.tables[block]], ids, ends)
+            if complete:
+                start = nxt
+                block += 1
+                yield ids[:n_ids].copy(), ends[:n_sents].copy()
+                continue
+            rest = have - start  # an unfinished block: move it to the front, read more
+            buf[:rest] = buf[start:have]
+            start, have = 0, rest
+            if have == len(buf):  # a block longer than the buffer
+                buf = grown(buf, 2 * len(buf))
+                ids, ends = np.empty(len(buf), dtype=np.int32), np.empty(len(buf), dtype=np.int64)
+            with self.lock:
+                self.file.seek(at)
+                got = self.file.readinto(memoryview(buf[have:]))
+            if not got:
+                return
+            have += got
+            at += got
+
+    @staticmethod
+    def warm_up() -> None:
+        """Load the decoding kernel (compiled, or from numba's cache)."""
+        none = np.empty(0, dtype=np.int32)
+        decode_spool(np.empty(0, dtype=np.uint8), 0, 0, none, none, np.empty(0, dtype=np.int64))
+
+    def close(self) -> None:
+        """Delete the file (it is unnamed, so it also goes when the process ends)."""
+        with self.lock:
+            self.usable = False
+            self.file.close()
+
+    def __enter__(self) -> TokenSpool:  # noqa: PYI034
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class WordTable:
+    """The vocabulary as a hash table that the encoding kernel reads."""
+
+    def __init__(self, words: list[str]):
+        self.word_bytes, self.word_offsets = pack_words(words)
+        size = 1 << max(4, (2 * len(words)).bit_length())
+        self.table = np.full(size, -1, dtype=np.int32)
+        build_table(self.word_bytes, self.word_offsets, self.table)
+
+    def encode(self, block: bytes) -> tuple[np.ndarray, np.ndarray]:
+        """Word ids of a block and the ends of its sentences."""
+        buf = np.frombuffer(block, dtype=np.uint8)
+        cap = len(buf) // 2 + 2
+        ids = np.empty(cap, dtype=np.int32)
+        ends = np.empty(cap, dtype=np.int64)
+        n_ids, n_sents = encode_block(buf, self.table, self.word_bytes, self.word_offsets, ids, ends)
+        return ids[:n_ids].copy(), ends[:n_sents].copy()

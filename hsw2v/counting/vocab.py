@@ -1,0 +1,102 @@
+"""Vocabulary: words with counts, most frequent first, and word2vec.c's vocab file."""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+
+from hsw2v.errors import HSW2VError
+from hsw2v.system.files import atomic_write
+
+
+def pack_words(words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Words as their concatenated UTF-8 bytes and the offsets where each starts (V+1)."""
+    encoded = [w.encode("utf-8") for w in words]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(w) for w in encoded], out=offsets[1:])
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
+
+
+class Vocab:
+    """Words in index order (count descending, first occurrence breaking ties)."""
+
+    def __init__(self, words: Sequence[str], counts: Sequence[int] | np.ndarray):
+        self.words: list[str] = list(words)
+        self.counts = np.asarray(counts, dtype=np.int64)
+        if len(self.words) != len(self.counts):
+            raise HSW2VError("vocab: words and counts differ in length")
+        self.index: dict[str, int] = {w: i for i, w in enumerate(self.words)}
+        if len(self.index) != len(self.words):
+            raise HSW2VError("vocab: a word appears twice")
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def __contains__(self, word: str) -> bool:
+        return word in self.index
+
+    @property
+    def total(self) -> int:
+        """Tokens of the corpus that are in the vocabulary."""
+        return int(self.counts.sum())
+
+    @classmethod
+    def from_counts(
+        cls, counts: Counter | dict, min_count: int = 5, max_vocab: int | None = None
+    ) -> Vocab:
+        """Keep words with count ≥ min_count, the max_vocab most frequent of them."""
+        items = [(w, c) for w, c in counts.items() if c >= min_count]
+        items.sort(key=lambda wc: -wc[1])  # stable: first occurrence breaks ties
+        if max_vocab is not None:
+            items = items[:max_vocab]
+        words = [w.decode("utf-8") if isinstance(w, bytes) else w for w, _ in items]
+        return cls(words, [c for _, c in items])
+
+    def pruned(self, min_count: int = 5, max_vocab: int | None = None) -> Vocab:
+        """This vocabulary with min_count and max_vocab applied."""
+        return Vocab.from_counts(dict(zip(self.words, self.counts.tolist())), min_count, max_vocab)
+
+    def save(self, path: str) -> None:
+        """Write ``word count`` lines, most frequent first (word2vec.c's -save-vocab)."""
+        with atomic_write(path, "w") as f:
+            for w, c in zip(self.words, self.counts.tolist()):
+                f.write(f"{w} {c}\n")
+
+    @classmethod
+    def load(cls, path: str) -> Vocab:
+        """Read a ``word count`` file as written by :meth:`save` or word2vec.c."""
+        try:
+            with open(path, "rb") as f:
+                raw = f.read()
+        except FileNotFoundError:
+            raise HSW2VError(f"{path}: no such file") from None
+        except OSError as e:
+            raise HSW2VError(f"{path}: cannot read: {e.strerror or e}") from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise HSW2VError(f"{path}: invalid UTF-8 at byte {e.start}") from None
+        words, counts = [], []
+        for n, line in enumerate(text.splitlines(), 1):
+            parts = line.split()
+            if not parts:
+                continue
+            if len(parts) != 2 or not parts[1].isdigit():
+                raise HSW2VError(f"{path}:{n}: expected 'word count', got {line[:60]!r}")
+            words.append(parts[0])
+            counts.append(int(parts[1]))
+        if not words:
+            raise HSW2VError(f"{path}: no 'word count' lines")
+        order = np.argsort(-np.asarray(counts, dtype=np.int64), kind="stable")
+        return cls([words[i] for i in order], np.asarray(counts, dtype=np.int64)[order])
+
+
+def keep_probabilities(counts: np.ndarray, sample: float) -> np.ndarray:
+    """word2vec.c's subsampling: P(keep) = (sqrt(c / (s·N)) + 1) · s·N / c, capped at 1."""
+    counts = counts.astype(np.float64)
+    if sample <= 0:
+        return np.ones(len(counts), dtype=np.float32)
+    threshold = sample * counts.sum()
+    keep = (np.sqrt(counts / threshold) + 1.0) * threshold / counts
+    return np.minimum(keep, 1.0).astype(np.float32)

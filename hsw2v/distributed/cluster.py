@@ -1,0 +1,82 @@
+"""Dask plumbing for :mod:`hsw2v.distributed.driver`: a client (given, connected to a
+scheduler, or of a new LocalCluster), task keys the dashboard groups by name, and
+tree reductions on the workers."""
+from __future__ import annotations
+
+import logging
+import sys
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from hsw2v.errors import HSW2VError
+from hsw2v.settings import CONNECT_SECONDS
+
+
+def _distributed():
+    try:
+        import distributed
+    except ImportError:
+        raise HSW2VError("--engine dask needs dask.distributed: pip install 'hsw2v[dask]'") from None
+    return distributed
+
+
+@contextmanager
+def connect(client: Any = None, scheduler: str | None = None,
+            workers: int | None = None) -> Iterator[Any]:
+    """A Dask client: ``client`` as it is (never closed), one connected to
+    ``scheduler``, or one of a new ``LocalCluster`` of ``workers`` processes on
+    127.0.0.1 (both closed at the end)."""
+    if client is not None:
+        yield client
+        return
+    distributed = _distributed()
+    if scheduler:
+        try:
+            c = distributed.Client(scheduler, timeout=f"{CONNECT_SECONDS}s")
+        except (OSError, TimeoutError, ValueError) as e:
+            raise HSW2VError(f"cannot reach the Dask scheduler at {scheduler}: "
+                             f"{' '.join(str(e).split()) or type(e).__name__}") from None
+        with _closed_unless_interrupted(c):
+            yield c
+        return
+    if not workers or workers < 1:
+        raise HSW2VError("--engine dask needs --scheduler ADDRESS or --workers N (N ≥ 1)")
+    quiet = "ignore::UserWarning:multiprocessing.resource_tracker"
+    if quiet not in sys.warnoptions:  # passed on to the tracker of the worker processes,
+        sys.warnoptions.append(quiet)  # which would warn of their semaphores after Ctrl-C
+    cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                       host="127.0.0.1", dashboard_address=":0",
+                                       silence_logs=logging.CRITICAL)
+    client = distributed.Client(cluster)
+    with _closed_unless_interrupted(cluster), _closed_unless_interrupted(client) as c:
+        yield c
+
+
+@contextmanager
+def _closed_unless_interrupted(thing: Any) -> Iterator[Any]:
+    """``thing``, closed at the end, unless Ctrl-C or SIGTERM ends the run: closing
+    then could wait on busy workers, and the process is about to end (a
+    LocalCluster's worker processes end with it)."""
+    try:
+        yield thing
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
+        thing.close()
+        raise
+    thing.close()
+
+
+def task_key(name: str) -> str:
+    """A task key that the dashboard groups under ``name``."""
+    return f"{name}-{uuid.uuid4().hex}"
+
+
+def tree_reduce(client: Any, func, futures: list, name: str):
+    """``func`` over the futures pairwise, level by level, in their order."""
+    while len(futures) > 1:
+        paired = [client.submit(func, a, b, key=task_key(name)) for a, b in zip(futures[::2], futures[1::2])]
+        futures = paired + futures[len(futures) - len(futures) % 2:]
+    return futures[0]

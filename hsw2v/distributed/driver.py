@@ -1,0 +1,360 @@
+"""Training on a Dask cluster (``hsw2v train --engine dask``): data-parallel,
+synchronous rounds with parameter averaging.
+
+- **Shards.** The corpus's files (or URLs); workers read them themselves, and no
+  text passes through the client.
+- **Counting.** One ``count-shard`` task per file (the bounded, exact counting of
+  :func:`hsw2v.counting.corpus.count_words`), merged by a binary tree of ``merge-counts``
+  tasks on the workers; the client receives only the vocabulary, and builds the
+  tree and sends both (see :func:`on_cluster`).
+- **Training.** Each epoch's text is cut into slices of about ``round_words``
+  words (byte ranges of uncompressed local files; a compressed file or a URL is
+  one slice). A round gives each worker one slice: ``train-round`` trains a
+  replica of the global weights with the local trainer's threads and returns the
+  rows it changed (see :mod:`hsw2v.distributed.rounds`). Each worker keeps its own copy of
+  the global weights and moves it by the round's changes before the next, so
+  only changed rows travel (as int8 steps of a scale per row), worker to
+  worker: up to ``DIRECT_EXCHANGE`` replicas,
+  every task takes each replica's change; past that, a tree of ``combine`` tasks
+  sums them first. Rows the replicas all updated many times move by about their
+  mean change, the others by the sum (see :func:`hsw2v.distributed.rounds._apply`). With
+  ``spool`` and more than one epoch, each worker keeps the word ids of the
+  slices it trains (:class:`hsw2v.distributed.spool.SliceSpool`) for their later epochs.
+- **Anchors.** The weights exist as a Dask value only at an *anchor*, made when
+  the changes since the last one add up to ``ANCHOR_BYTES`` times the weights'
+  bytes (and for checkpoints and at the end); rounds take it ``ANCHOR_LAG``
+  rounds later. A task's inputs are the anchor and the changes since. The
+  client receives a few numbers a round, and the weights at checkpoints and at
+  the end.
+- **Faults.** Every task is a pure function of its inputs (anchor, changes,
+  slice, schedule position, seed), so a task lost with its worker is run again
+  elsewhere with the same result: a worker without the resident copy builds it
+  from the anchor.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hsw2v.counting.corpus import WordCounts, count_words
+from hsw2v.counting.counter import merge_two
+from hsw2v.counting.vocab import Vocab
+from hsw2v.distributed.cluster import connect, task_key, tree_reduce
+from hsw2v.distributed.quantize import STEP_TYPE
+from hsw2v.distributed.rounds import (
+    Anchor,
+    Job,
+    anchor_at,
+    change_totals,
+    combine,
+    first_weights,
+    release,
+    row_visits,
+    train_slice,
+    warm_up,
+)
+from hsw2v.errors import HSW2VError
+from hsw2v.model.model import Model
+from hsw2v.runs.checkpoint import Checkpoints, Position, load_checkpoint
+from hsw2v.runs.trainer import carried_settings, check_converging, check_vocab
+from hsw2v.settings import CONNECT_SECONDS, ROUND_WORDS, TrainSettings, available_cores
+from hsw2v.system.progress import progress_bar
+from hsw2v.system.signals import raise_pending
+from hsw2v.text.reader import COMPRESSED, Slice, corpus_files, describe, is_url
+from hsw2v.text.tokens import TypeArrays
+from hsw2v.trees.tree import build_tree, named_trees
+
+SHARD_SHIFT = 44
+"""First-occurrence keys of shard i start at ``i << SHARD_SHIFT``: ties in count keep
+the order of the shards' concatenation (a shard holds < 2**20 blocks, 1 TiB)."""
+
+
+# --- tasks (run on the workers) ---------------------------------------------------
+
+def list_shards(corpus: list[str]) -> list[str]:
+    """The files that CORPUS names, as the workers see them."""
+    files = corpus_files(corpus)
+    if "-" in files:
+        raise HSW2VError("--engine dask reads files or URLs, not stdin (-)")
+    return files
+
+
+def count_shard(path: str, index: int, threads: int, memory: int | None) -> WordCounts:
+    """Every word of one shard, exactly, with first occurrences after those of the
+    shards before it."""
+    counts = count_words(path, threads=threads, min_count=1, memory=memory)
+    if len(counts) and int(counts.first.max()) >> SHARD_SHIFT:
+        raise HSW2VError(f"{path}: more than {1 << (SHARD_SHIFT - 20)} blocks; split the shard")
+    counts.first = counts.first + (np.int64(index) << np.int64(SHARD_SHIFT))
+    counts.table_ids = []
+    return counts
+
+
+def shard_size(path: str, counts: WordCounts) -> tuple[int, int]:
+    """A shard's tokens and its size in bytes; -1 for a shard read whole: compressed,
+    or a URL (a server need not answer range requests)."""
+    if path.endswith(COMPRESSED) or is_url(path):
+        return counts.tokens, -1
+    return counts.tokens, os.path.getsize(path)
+
+
+def merge_shard_counts(a: WordCounts, b: WordCounts) -> WordCounts:
+    """Two shards' (or subtrees') counts as one."""
+    types, n = merge_two(TypeArrays(a.word_bytes, a.offsets, a.counts, a.first),
+                         TypeArrays(b.word_bytes, b.offsets, b.counts, b.first))
+    return WordCounts(*types, a.tokens + b.tokens, n)
+
+
+def vocabulary(counts: WordCounts, min_count: int, max_vocab: int | None) -> tuple[Vocab, int, int]:
+    """The vocabulary kept, the corpus's tokens and its distinct words."""
+    return counts.to_vocab(min_count, max_vocab), counts.tokens, counts.n_types
+
+
+DIRECT_EXCHANGE = 4
+"""Up to this many replicas, each round's tasks take every replica's change of the
+round before; more are first summed by a tree of ``combine`` tasks."""
+ANCHOR_LAG = 2
+"""Rounds use a new anchor from this many rounds after it is asked for. Meanwhile
+they take the anchor before and its changes, so the anchor is made while a worker
+waits between rounds (its task has a lower priority than training) and the other
+workers fetch it while they train: made and fetched at once, it cost about 200 ms
+of the run's path (skip-gram, 2 workers)."""
+ANCHOR_BYTES = 4
+"""A new anchor is made when the changes since the last add up to this many times
+the bytes of the weights (about 16 times their rows, at 1 byte an entry): this
+bounds what the workers hold, and what a lost worker's replacement replays."""
+
+
+# --- the client ----------------------------------------------------------------------
+
+def _value(x: Any) -> Any:
+    return x
+
+
+def on_cluster(c: Any, value: Any, name: str) -> Any:
+    """``value`` as a task's result on the cluster, not as scattered data: Dask's
+    memory manager keeps one copy of data no waiting task needs, and scattered
+    data lost with its worker is lost for good (a killed worker once took the
+    run's only copy of the job), while a task runs again. The value travels in
+    the task's definition, held by the scheduler, so Dask's warning on large
+    graphs is raised past the value's size."""
+    import dask
+
+    with dask.config.set({"distributed.admin.large-graph-warning-threshold": "64GB"}):
+        return c.submit(_value, value, key=task_key(name))
+
+
+def epoch_slices(shards: list[str], sizes: list[tuple[int, int]], round_words: int,
+                 words_per_token: float) -> list[tuple[str | Slice, int]]:
+    """The epoch's slices in corpus order, each with its estimated words: byte ranges
+    of about ``round_words`` words of each uncompressed shard, a compressed shard whole."""
+    slices = []
+    for path, (tokens, size) in zip(shards, sizes):
+        n = 1 if size < 0 else max(1, round(tokens / round_words))
+        cuts = [size * k // n for k in range(n + 1)]
+        for k in range(n):
+            part = path if n == 1 else Slice(path, cuts[k], cuts[k + 1])
+            slices.append((part, round(tokens * words_per_token / n)))
+    return slices
+
+
+def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str | None = None,
+                  workers: int | None = None, round_words: int | None = None,
+                  count_memory: int | None = None, progress: bool = True,
+                  checkpoint: str | None = None, checkpoint_every: float = 30.0,
+                  resume: str | None = None, **settings) -> Model:
+    """Train on a Dask cluster (see the module's notes); the settings are those of
+    :func:`hsw2v.runs.trainer.train`, with ``threads`` per worker (default: a
+    LocalCluster's share of the cores, or the workers' own thread count), and
+    ``round_words`` the words each worker trains a round (default by architecture,
+    :data:`hsw2v.settings.ROUND_WORDS`). ``checkpoint`` saves the global weights and the run's position between rounds
+    (gathered to the client every ``checkpoint_every`` minutes and after each
+    epoch); ``resume`` continues such a run, with the same result."""
+    saver = Checkpoints(checkpoint, checkpoint_every) if checkpoint else None
+    state = load_checkpoint(resume) if resume else None
+    if state and not state[1].round_slices:
+        raise HSW2VError(f"{resume}: a checkpoint of a local run; resume it without --engine dask")
+    if round_words is not None and round_words < 1:
+        raise HSW2VError(f"--round-words must be at least 1, got {round_words}")
+    local_threads = max(1, available_cores() // workers) if workers and not scheduler else None
+    threads = settings.pop("threads", None) or local_threads
+    with connect(client, scheduler, None if client is not None else workers) as c:
+        try:
+            c.wait_for_workers(1, timeout=CONNECT_SECONDS)
+        except (TimeoutError, asyncio.TimeoutError):
+            raise HSW2VError(f"the Dask cluster has no workers (waited {CONNECT_SECONDS} s)") from None
+        if threads is None:
+            threads = min(w["nthreads"] for w in c.scheduler_info()["workers"].values())
+        if state:
+            s = carried_settings(state[0].settings, {**settings, "threads": threads}, ("threads",),
+                         f"{resume}: a resumed run keeps the checkpoint's")
+        else:
+            s = TrainSettings(threads=threads, **settings).resolved()
+        if s.tree == "semantic":
+            raise HSW2VError(f"--engine dask builds the trees of word counts ({', '.join(named_trees)});"
+                             " semantic trees are learned locally")
+        if s.huffman_levels:
+            raise HSW2VError("--huffman-levels goes with --tree semantic")
+        pending: list = []
+        try:
+            return _train(c, list(corpus), s, round_words or ROUND_WORDS[s.arch], count_memory,
+                          progress, pending, saver, state)
+        except KeyboardInterrupt:
+            c.cancel(pending)
+            raise
+        except HSW2VError:
+            raise
+        except Exception as e:
+            if type(e).__module__.split(".")[0] not in ("distributed", "dask", "asyncio"):
+                raise
+            raise HSW2VError(f"the Dask cluster failed: {' '.join(str(e).split())}") from None
+
+
+def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_memory: int | None,
+           progress: bool, pending: list, saver: Checkpoints | None,
+           state: tuple[Model, Position] | None) -> Model:
+    """Count, build the tree, train in rounds (see :func:`train_on_dask`)."""
+    start = time.perf_counter()
+    shards = c.submit(list_shards, corpus, key=task_key("list-shards")).result()
+    counts = [c.submit(count_shard, path, i, s.threads, count_memory, key=task_key("count-shard"))
+              for i, path in enumerate(shards)]
+    sizes = [c.submit(shard_size, path, n, key=task_key("shard-size")) for path, n in zip(shards, counts)]
+    pending += counts + sizes
+    total = tree_reduce(c, merge_shard_counts, counts, "merge-counts")
+    vocab, tokens, _ = c.submit(vocabulary, total, s.min_count, s.max_vocab,
+                                key=task_key("vocabulary")).result()
+    sizes = c.gather(sizes)
+    del counts, total
+    pending.clear()
+    if tokens == 0:
+        raise HSW2VError(f"{describe(shards)}: the corpus is empty (no words)")
+    check_vocab(vocab, s.min_count, describe(shards))
+    if state and (vocab.words != state[0].words or list(vocab.counts) != list(state[0].vocab.counts)):
+        raise HSW2VError(f"{describe(shards)}: the corpus changed since the checkpoint was saved")
+    tree = state[0].tree if state else build_tree(s.tree, vocab.counts, s.seed)
+    per_epoch = vocab.total
+    slices = epoch_slices(shards, sizes, round_words, per_epoch / tokens)
+    plan = Job(uuid.uuid4().hex, vocab, tree, s, s.epochs * per_epoch, row_visits(vocab, tree, s))
+    job = on_cluster(c, plan, "job")
+    if state:
+        anchor = on_cluster(c, Anchor(0, state[0].vectors, state[0].node_vectors), "resumed-weights")
+    else:
+        anchor = c.submit(first_weights, job, key=task_key("first-weights"))
+    c.gather([c.submit(warm_up, job, key=task_key("warm-up"), workers=[w], pure=False)
+              for w in c.scheduler_info()["workers"]])
+    seconds = {"count": time.perf_counter() - start}
+    start = time.perf_counter()
+    at = state[1] if state else Position(per_epoch, False, loss_sum=[0.0] * s.epochs,
+                                         examples=[0] * s.epochs)
+    loss_sum, examples, done = at.loss_sum, at.examples, at.words
+    bar = progress_bar(progress, total=s.epochs * per_epoch, initial=done, unit="word",
+                       unit_scale=True, desc="train", smoothing=0.1)
+    rounds: list = []  # (epoch, totals futures) of rounds submitted, not yet counted
+    history: list[list] = []  # each round's changes since the anchor
+    previous: list = []  # the anchor before and the changes since, kept until every worker
+    # has run a round from the new anchor (and holds it): until then, a lost anchor is
+    # rebuilt from them
+    submitted = 0  # rounds submitted
+    first_from_anchor = 0  # the number of the first round trained from the newest anchor
+    held = 0  # rows of the changes since the newest anchor (as far as counted)
+    fresh: list = []  # a new anchor not yet used: its future, rounds of history it
+    # covers, and the number of rounds submitted when it was asked for
+    row_bytes = s.dim * np.dtype(STEP_TYPE).itemsize + 4  # a changed row's, as it travels
+    weight_bytes = (len(vocab) * s.dim + (tree.n_leaves - 1) * (s.dim + s.node_bias)) * 4
+
+    def account(epoch: int, totals: list, number: int) -> None:
+        nonlocal done, held
+        raise_pending()
+        if number >= first_from_anchor:
+            previous.clear()
+        for n, loss, ex, rows in (t.result() for t in totals):
+            loss_sum[epoch] += loss
+            examples[epoch] += ex
+            done += n
+            held += rows
+            bar.update(min(n, bar.total - bar.n))
+        alpha = max(s.min_alpha, s.alpha - (s.alpha - s.min_alpha) * done / (s.epochs * per_epoch))
+        bar.set_postfix(alpha=f"{alpha:.5f}", loss=f"{loss_sum[epoch] / max(examples[epoch], 1):.4f}",
+                        workers=len(c.scheduler_info()["workers"]), refresh=False)
+
+    def reanchor(now: bool = False) -> None:
+        """Ask for the weights after the rounds so far, as one value; rounds take it
+        ANCHOR_LAG rounds later, or from now on with ``now``."""
+        nonlocal held
+        fresh[:] = [c.submit(anchor_at, job, anchor, list(history), key=task_key("anchor"),
+                             priority=-1), len(history), submitted]
+        held = 0
+        if now:
+            use_fresh()
+
+    def use_fresh() -> None:
+        nonlocal anchor, history, first_from_anchor
+        new, cut, _ = fresh
+        previous[:] = [anchor, *(ch for changes in history[:cut] for ch in changes)]
+        first_from_anchor = submitted
+        anchor, history = new, history[cut:]
+        fresh.clear()
+
+    # Slices a round: fixed (and kept in checkpoints), so that a lost worker
+    # changes where the tasks run, never what they compute.
+    width = at.round_slices or len(c.scheduler_info()["workers"])
+
+    def save(epoch: int, next_slice: int) -> None:  # every round submitted, counted
+        while rounds:
+            account(*rounds.pop(0))
+        reanchor(now=True)
+        w = anchor.result()
+        saver.save(Model(vocab, tree, w.syn0, w.syn1, s),
+                   Position(per_epoch, False, epoch, next_slice, 0, done, loss_sum, examples,
+                            [], width))
+
+    try:
+        for epoch in range(at.epoch, s.epochs):
+            first = at.blocks if epoch == at.epoch else 0
+            before = epoch * per_epoch + sum(words for _, words in slices[:first])
+            for r in range(first, len(slices), width):
+                if fresh and submitted >= fresh[2] + ANCHOR_LAG:
+                    use_fresh()
+                names = list(c.scheduler_info()["workers"]) or [None]
+                changes = []
+                for k in range(r, min(r + width, len(slices))):
+                    part, words = slices[k]
+                    where = {"workers": [names[(k - r) % len(names)]], "allow_other_workers": True}
+                    changes.append(c.submit(train_slice, job, anchor, list(history), part, epoch,
+                                            before, words, k, key=task_key("train-round"),
+                                            **(where if names[0] else {})))
+                    before += words
+                if len(changes) > DIRECT_EXCHANGE:
+                    changes = [tree_reduce(c, combine, changes, "combine")]
+                history.append(changes)
+                rounds.append((epoch, [c.submit(change_totals, ch, key=task_key("change-totals"))
+                                       for ch in changes], submitted))
+                submitted += 1
+                pending[:] = [anchor, *fresh[:1], *previous,
+                              *(ch for round_ in history for ch in round_)]
+                if len(rounds) > 1:  # the client stays one round behind the workers
+                    account(*rounds.pop(0))
+                if not fresh and held * row_bytes >= ANCHOR_BYTES * weight_bytes:
+                    reanchor()
+                if saver and r + width < len(slices) and saver.due():
+                    save(epoch, r + width)
+            if saver:
+                save(epoch + 1, 0)
+        while rounds:
+            account(*rounds.pop(0))
+        reanchor(now=True)
+        final = anchor.result()
+        c.run(release, plan.token)  # the workers' copies of this run's weights
+    finally:
+        bar.close()
+    model = Model(vocab, tree, np.array(final.syn0), np.array(final.syn1), s)
+    model.epoch_loss = [loss_sum[e] / max(examples[e], 1) for e in range(s.epochs)]
+    model.seconds = {**seconds, "train": time.perf_counter() - start}
+    check_converging(model)
+    return model

@@ -1,0 +1,384 @@
+"""A trained model (vocabulary, tree, word vectors, inner-node vectors and the
+settings that made them), its file, and reading vectors from either kind of file.
+
+Model file (``.npz``, written with :func:`numpy.savez`, read with
+``allow_pickle=False``, so loading never runs code). Its arrays:
+
+=================  ==============  ================================================
+``meta``           uint8           UTF-8 JSON: ``{"format": "hsw2v-model",
+                                   "version": 1, "tree": kind, "settings": {…}}``;
+                                   the settings also hold ``epoch_loss`` and timings
+``words``          uint8           the words' UTF-8 bytes, concatenated
+``word_offsets``   int64 (V+1)     word ``i`` is ``words[word_offsets[i]:word_offsets[i+1]]``
+``counts``         int64 (V)       corpus counts, descending
+``children``       int32 (L-1, 2)  the tree over L leaves (see :mod:`hsw2v.trees.tree`)
+``vectors``        float32 (V, D)  input (word) vectors
+``node_vectors``   float32 (L-1, D) inner-node vectors; with ``node_bias`` in the
+                   or (L-1, D+1)   settings a last column holds each node's bias α
+``extra_leaves``   int32 (L-V)     only when words have several codes (ADAPTIVE(ε)):
+                                   the word of each leaf past the first V
+=================  ==============  ================================================
+
+Without ``extra_leaves``, L = V: one code a word, as every model before it.
+"""
+from __future__ import annotations
+
+import json
+import warnings
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import IO
+
+import numpy as np
+
+from hsw2v.counting.vocab import Vocab, pack_words
+from hsw2v.errors import HSW2VError
+from hsw2v.hs.codes import (
+    best_first_batch,
+    best_first_codes,
+    search_buffers,
+    word_log_prob,
+)
+from hsw2v.hs.softmax import all_log_probs, best_first, context_mean
+from hsw2v.model.vectors import Vectors, unknown_word_message
+from hsw2v.model.word2vec_format import read_word2vec, write_vectors, write_vectors_to
+from hsw2v.settings import TrainSettings
+from hsw2v.system.files import atomic_write
+from hsw2v.system.memory import release_free_memory
+from hsw2v.trees.tree import Tree
+
+MODEL_FORMAT = "hsw2v-model"
+MAX_INFLATION = 100
+"""A member may inflate at most this many times: models are written uncompressed,
+and float vectors barely compress; a zip bomb inflates a thousandfold."""
+MODEL_VERSION = 2
+"""The newest format this hsw2v reads and writes: 2 for a tree whose words have
+several codes (``extra_leaves``), which hsw2v before it cannot read; a one-code
+model is still written as version 1, which every hsw2v reads."""
+
+
+@dataclass
+class Model:
+    """Everything training produced, and how: ``settings``, the mean loss of each
+    epoch, the seconds spent building the tree and training, and the words skipped."""
+
+    vocab: Vocab
+    tree: Tree
+    vectors: np.ndarray
+    node_vectors: np.ndarray
+    settings: TrainSettings = field(default_factory=TrainSettings)
+    epoch_loss: list[float] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    skipped: dict[str, int] | None = None
+    """When training continued a model on new text: the ``tokens`` and ``types`` of
+    that text outside the model's vocabulary."""
+
+    @property
+    def words(self) -> list[str]:
+        """The vocabulary in index order (most frequent first)."""
+        return self.vocab.words
+
+    @property
+    def dim(self) -> int:
+        return self.vectors.shape[1]
+
+    @property
+    def arch(self) -> str:
+        return self.settings.arch
+
+    def keyed_vectors(self) -> Vectors:
+        """The word vectors, for similarity queries and evaluation."""
+        return Vectors(self.vocab.words, self.vectors)
+
+    def most_similar(self, positive=(), negative=(), topn: int = 10):
+        """Cosine neighbours of ``positive`` minus ``negative``; see :meth:`Vectors.most_similar`."""
+        return self.keyed_vectors().most_similar(positive, negative, topn)
+
+    def context_matrix(self, context: Sequence[str] | str) -> np.ndarray:
+        """The context as rows h_c: one row (mean or sum) for CBOW, one per word for skip-gram.
+
+        Unknown words are skipped with a warning; if none is known, HSW2VError.
+        """
+        if isinstance(context, str):
+            context = [context]
+        known = [self.vocab.index[w] for w in context if w in self.vocab.index]
+        unknown = [w for w in context if w not in self.vocab.index]
+        if not known:
+            raise HSW2VError("no known context word" + (f" (unknown: {' '.join(unknown)})" if unknown else ""))
+        if unknown:
+            warnings.warn(f"skipping unknown context words: {' '.join(unknown)}", stacklevel=3)
+        rows = np.array(known, dtype=np.int32)
+        if self.arch == "skipgram":
+            return np.ascontiguousarray(self.vectors[rows])
+        h = np.empty((1, self.dim), dtype=np.float32)
+        context_mean(self.vectors, rows, len(rows), self.settings.cbow_mean, h[0], self.dim)
+        return h
+
+    def predict(self, context: Sequence[str] | str, topn: int = 10) -> list[tuple[str, float]]:
+        """The ``topn`` most probable words given the context, most probable first.
+
+        Exact, by best-first search over the tree (see :mod:`hsw2v.hs.softmax`). For
+        skip-gram the value is Π_c P(word | c) over the context words.
+        """
+        if topn <= 0:
+            raise HSW2VError(f"topn must be positive, got {topn}")
+        H = self.context_matrix(context)
+        topn = min(topn, len(self.vocab))
+        words = np.empty(topn, dtype=np.int64)
+        logp = np.empty(topn, dtype=np.float64)
+        tree = self.tree
+        if tree.max_codes > 1:
+            found, _ = best_first_codes(H, self.node_vectors, tree.children, tree.root, tree.flat,
+                                        tree.max_codes, topn, words, logp,
+                                        search_buffers(tree.n_leaves, tree.n_words, len(H)))
+        else:
+            keys = np.empty(tree.n_leaves + 2, dtype=np.float64)
+            items = np.empty(tree.n_leaves + 2, dtype=np.int64)
+            found, _ = best_first(H, self.node_vectors, tree.children, tree.root, topn, words,
+                                  logp, keys, items)
+        return [(self.vocab.words[w], float(np.exp(lp))) for w, lp in zip(words[:found], logp[:found])]
+
+    def predict_many(self, contexts: Sequence[Sequence[str]], topn: int = 10
+                     ) -> list[list[tuple[str, float]]]:
+        """:meth:`predict` for many contexts at once, searched in parallel in numba."""
+        if topn <= 0:
+            raise HSW2VError(f"topn must be positive, got {topn}")
+        mats = [self.context_matrix(c) for c in contexts]
+        if not mats:
+            return []
+        topn = min(topn, len(self.vocab))
+        rows = np.array([len(h) for h in mats], dtype=np.int64)
+        Hs = np.zeros((len(mats), rows.max(), self.dim), dtype=np.float32)
+        for b, h in enumerate(mats):
+            Hs[b, :len(h)] = h
+        words = np.empty((len(mats), topn), dtype=np.int64)
+        logp = np.empty((len(mats), topn), dtype=np.float64)
+        expanded = np.empty(len(mats), dtype=np.int64)
+        tree = self.tree
+        best_first_batch(Hs, rows, self.node_vectors, tree.children, tree.root, tree.flat,
+                         tree.max_codes, topn, words, logp, expanded)
+        return [[(self.vocab.words[w], float(np.exp(lp))) for w, lp in zip(ws, lps)]
+                for ws, lps in zip(words, logp)]
+
+    def log_prob(self, word: str, context: Sequence[str] | str) -> float:
+        """Natural log of P(word | context) along the word's path (skip-gram: Σ_c log P(word | c))."""
+        if word not in self.vocab.index:
+            raise HSW2VError(unknown_word_message(word, self.vocab.words))
+        return float(word_log_prob(self.context_matrix(context), self.vocab.index[word],
+                                   self.node_vectors, self.tree.flat))
+
+    def all_log_probs(self, context: Sequence[str] | str) -> np.ndarray:
+        """log P(w | context) for every word, by visiting every inner node (brute
+        force); a word with several codes sums their probabilities per context row."""
+        H, tree = self.context_matrix(context), self.tree
+        out = np.empty(tree.n_leaves, dtype=np.float64)
+        if tree.n_leaves == tree.n_words:
+            all_log_probs(H, self.node_vectors, tree.children, tree.inner_order, out)
+            return out
+        total = np.zeros(tree.n_words)
+        for row in H:
+            all_log_probs(row[None], self.node_vectors, tree.children, tree.inner_order, out)
+            per_word = np.full(tree.n_words, -np.inf)
+            np.logaddexp.at(per_word, tree.leaf_words, out)
+            total += per_word
+        return total
+
+    def save(self, path: str) -> None:
+        """Write the full model (see the module's docstring), atomically."""
+        with atomic_write(path, "wb") as f:
+            self.write(f)
+
+    def write(self, f: IO[bytes], extra: dict[str, bytes] | None = None) -> None:
+        """Write the model file's bytes into an open binary file; ``extra`` adds zip
+        members (name: bytes) that loading a model ignores."""
+        word_bytes, offsets = pack_words(self.vocab.words)
+        record = {**self.settings.record(), "epoch_loss": self.epoch_loss,
+                  **{f"{k}_seconds": v for k, v in self.seconds.items()}}
+        several = self.tree.max_codes > 1
+        meta = {"format": MODEL_FORMAT, "version": 2 if several else 1, "tree": self.tree.kind,
+                "settings": record}
+        arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+                  "words": word_bytes, "word_offsets": offsets, "counts": self.vocab.counts,
+                  "children": self.tree.children, "vectors": self.vectors,
+                  "node_vectors": self.node_vectors}
+        if several:
+            arrays["extra_leaves"] = self.tree.extra_leaves
+        # np.savez's layout, but the zip is closed even when a write fails (older
+        # numpy left that to the garbage collector, which printed a traceback).
+        with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
+            for name, array in arrays.items():
+                with z.open(name + ".npy", "w", force_zip64=True) as member:
+                    np.lib.format.write_array(member, array, allow_pickle=False)
+            for name, data in (extra or {}).items():
+                z.writestr(name, data)
+
+    def save_vectors(self, path: str, binary: bool = False, cache: bool = False) -> None:
+        """Write the word vectors in word2vec text (or binary) format, atomically, and
+        with ``cache`` a ``.cache`` sidecar that loads in milliseconds."""
+        release_free_memory()
+        write_vectors(path, self.vocab.words, self.vectors, binary, cache)
+
+    def write_vectors(self, f: IO[bytes], binary: bool = False) -> None:
+        """The word vectors in word2vec format into an open binary file."""
+        release_free_memory()
+        write_vectors_to(f, self.vocab.words, self.vectors, binary)
+
+
+_MODEL_ARRAYS = {
+    "meta": np.uint8, "words": np.uint8, "word_offsets": np.int64, "counts": np.int64,
+    "children": np.int32, "vectors": np.float32, "node_vectors": np.float32,
+}
+_OPTIONAL_ARRAYS = {"extra_leaves": np.int32}
+
+
+def _declared_shapes(path: str) -> dict[str, tuple[int, ...]]:
+    """Each member's shape as its ``.npy`` header declares it, read from the zip
+    without inflating the data, after checking dtypes, shapes against each other,
+    and the total against the memory available: a small file that would inflate
+    to gigabytes is refused before it is read."""
+    shapes = {}
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = set(z.namelist())
+            missing = sorted(k for k in _MODEL_ARRAYS if k + ".npy" not in names)
+            if missing:
+                raise HSW2VError(f"{path}: not an hsw2v model (missing {', '.join(missing)})")
+            present = {k: t for k, t in _OPTIONAL_ARRAYS.items() if k + ".npy" in names}
+            for k, dtype in {**_MODEL_ARRAYS, **present}.items():
+                info = z.getinfo(k + ".npy")
+                if info.file_size > max(MAX_INFLATION * info.compress_size, 1 << 20):
+                    raise HSW2VError(f"{path}: {k} would inflate {info.compress_size} bytes to "
+                                     f"{info.file_size}; not a model hsw2v wrote")
+                with z.open(k + ".npy") as f:
+                    version = np.lib.format.read_magic(f)
+                    read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                            else np.lib.format.read_array_header_2_0)
+                    shape, fortran, declared = read(f)
+                if declared != np.dtype(dtype).newbyteorder("<") or fortran:
+                    order = " in Fortran order" if fortran else ""
+                    raise HSW2VError(f"{path}: corrupt model ({k} is {declared}{order}, "
+                                     f"not C-order {np.dtype(dtype)})")
+                shapes[k] = tuple(int(x) for x in shape)
+    except HSW2VError:
+        raise
+    except FileNotFoundError:
+        raise HSW2VError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise HSW2VError(f"{path}: is a directory") from None
+    except Exception as e:  # noqa: BLE001 (zipfile raises many kinds on a damaged file)
+        raise HSW2VError(f"{path}: not an hsw2v model file ({_one_line(e)})") from None
+    if len(shapes["counts"]) != 1 or shapes["counts"][0] < 2:
+        raise HSW2VError(f"{path}: corrupt model (counts has shape {shapes['counts']})")
+    if len(shapes["vectors"]) != 2 or shapes["vectors"][1] < 1:
+        raise HSW2VError(f"{path}: corrupt model (vectors has shape {shapes['vectors']})")
+    v, d = shapes["counts"][0], shapes["vectors"][1]
+    extra = shapes.get("extra_leaves", (0,))
+    leaves = v + (extra[0] if len(extra) == 1 else 0)
+    expected = {"meta": shapes["meta"][:1], "words": shapes["words"][:1], "word_offsets": (v + 1,),
+                "counts": (v,), "children": (leaves - 1, 2), "vectors": (v, d),
+                "node_vectors": (leaves - 1, d)}
+    if "extra_leaves" in shapes:
+        expected["extra_leaves"] = (leaves - v,)
+    if shapes["node_vectors"] == (leaves - 1, d + 1):  # with node biases
+        expected["node_vectors"] = (leaves - 1, d + 1)
+    for k, shape in expected.items():
+        if shapes[k] != shape:
+            raise HSW2VError(f"{path}: corrupt model ({k} has shape {shapes[k]})")
+    dtypes = {**_MODEL_ARRAYS, **_OPTIONAL_ARRAYS}
+    total = sum(int(np.prod(shape)) * np.dtype(dtypes[k]).itemsize for k, shape in shapes.items())
+    if total > available_memory():
+        raise HSW2VError(f"{path}: the model would take {total / 2**30:.1f} GiB, more than the "
+                         f"{available_memory() / 2**30:.1f} GiB of memory available")
+    return shapes
+
+
+def _one_line(e: Exception) -> str:
+    return " ".join(str(e).split()) or type(e).__name__
+
+
+def available_memory() -> int:
+    """Bytes of memory available to this process now (physical memory on Linux)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 1 << 40
+
+
+def load_model(path: str) -> Model:
+    """Read a model file written by :meth:`Model.save`; never unpickles, and checks
+    every array and setting before use (one line names what is wrong)."""
+    shapes = _declared_shapes(path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in [*_MODEL_ARRAYS, *_OPTIONAL_ARRAYS] if k in shapes}
+    except Exception as e:  # noqa: BLE001 (as above: a damaged member or CRC)
+        raise HSW2VError(f"{path}: not an hsw2v model file ({_one_line(e)})") from None
+    try:
+        meta = json.loads(arrays["meta"].tobytes().decode())
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        raise HSW2VError(f"{path}: corrupt model (unreadable metadata)") from None
+    if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
+        raise HSW2VError(f"{path}: not an hsw2v model file")
+    if meta.get("version") not in range(1, MODEL_VERSION + 1) or isinstance(meta["version"], bool):
+        raise HSW2VError(
+            f"{path}: model format version {meta.get('version')}, "
+            f"but this hsw2v reads versions 1 to {MODEL_VERSION}"
+        )
+    offsets, counts = arrays["word_offsets"], arrays["counts"]
+    vectors, node_vectors = arrays["vectors"], arrays["node_vectors"]
+    n = len(counts)
+    problems = [
+        (offsets[0] != 0 or offsets[-1] != len(arrays["words"]) or np.any(np.diff(offsets) <= 0),
+         "word_offsets do not index the words"),  # or a word is empty
+        (counts.min() < 1 or np.any(counts[1:] > counts[:-1]),
+         "counts must be positive and in descending order"),
+        (not np.isfinite(vectors).all(), "vectors hold NaN or infinity"),
+        (not np.isfinite(node_vectors).all(), "node_vectors hold NaN or infinity"),
+        (not isinstance(meta.get("tree", "huffman"), str), "the tree kind is not a string"),
+    ]
+    for bad, what in problems:
+        if bad:
+            raise HSW2VError(f"{path}: corrupt model ({what})")
+    blob = arrays["words"].tobytes()
+    try:
+        words = [blob[offsets[i]:offsets[i + 1]].decode("utf-8") for i in range(n)]
+        vocab = Vocab(words, counts)
+        tree = Tree(arrays["children"], meta.get("tree", "huffman"), arrays.get("extra_leaves"))
+    except UnicodeDecodeError:
+        raise HSW2VError(f"{path}: corrupt model (a word is not UTF-8)") from None
+    except HSW2VError as e:
+        raise HSW2VError(f"{path}: corrupt model ({e})") from None
+    record = meta.get("settings", {})
+    try:
+        settings = TrainSettings.from_record(record).resolved()
+    except HSW2VError as e:
+        raise HSW2VError(f"{path}: corrupt model ({e})") from None
+    if tree.max_codes > max(settings.max_codes, 1):  # bounds training's scratch
+        raise HSW2VError(f"{path}: corrupt model (a word has {tree.max_codes} codes, "
+                         f"more than max_codes {settings.max_codes})")
+    if node_vectors.shape[1] != vectors.shape[1] + settings.node_bias:
+        raise HSW2VError(f"{path}: corrupt model (node_vectors has {node_vectors.shape[1]} columns "
+                         f"for vectors of {vectors.shape[1]}, node_bias {settings.node_bias})")
+    losses = record.get("epoch_loss", [])
+    seconds = {k[:-len("_seconds")]: v for k, v in record.items() if k.endswith("_seconds")}
+    if not isinstance(losses, list) or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool)
+            for x in [*losses, *seconds.values()]):
+        raise HSW2VError(f"{path}: corrupt model (epoch_loss and timings must be numbers)")
+    return Model(vocab, tree, vectors, node_vectors, settings,
+                 [float(x) for x in losses], {k: float(v) for k, v in seconds.items()})
+
+
+def read_vectors(path: str, make_cache: bool = False) -> Vectors:
+    """Word vectors from a word2vec text or binary file (the format is detected; with
+    ``make_cache`` a ``.cache`` sidecar is left for the next read), or from an hsw2v
+    model file (``.npz``)."""
+    if path.endswith(".npz"):
+        return load_model(path).keyed_vectors()
+    return read_word2vec(path, make_cache)
+

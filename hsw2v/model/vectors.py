@@ -1,0 +1,111 @@
+"""Word vectors: a vocabulary and a float32 matrix, with cosine neighbours."""
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+
+import numpy as np
+
+from hsw2v.errors import HSW2VError
+
+
+class Vectors:
+    """Word vectors in index order (most frequent first, as written by hsw2v).
+
+    ``words[i]`` is the word of row ``matrix[i]``.
+    """
+
+    def __init__(self, words: Sequence[str], matrix: np.ndarray):
+        matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[0] != len(words):
+            raise HSW2VError(
+                f"vectors: {len(words)} words but a matrix of shape {matrix.shape}"
+            )
+        finite = np.isfinite(matrix).all(axis=1)
+        if not finite.all():
+            row = int(np.argmin(finite))
+            raise HSW2VError(f"the vector of {words[row]!r} (row {row + 1}) holds NaN or infinity")
+        self.words: list[str] = list(words)
+        self.matrix = matrix
+        self.index: dict[str, int] = {w: i for i, w in enumerate(self.words)}
+        self._unit: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def __contains__(self, word: str) -> bool:
+        return word in self.index
+
+    def __getitem__(self, word: str) -> np.ndarray:
+        return self.matrix[self.index_of(word)]
+
+    @property
+    def dim(self) -> int:
+        return self.matrix.shape[1]
+
+    @property
+    def unit(self) -> np.ndarray:
+        """Rows scaled to unit length (zero rows stay zero)."""
+        if self._unit is None:
+            norms = np.linalg.norm(self.matrix, axis=1, keepdims=True)
+            norms[norms == 0] = 1.0
+            self._unit = self.matrix / norms  # float32 throughout
+        return self._unit
+
+    def index_of(self, word: str) -> int:
+        """Row of ``word``; an unknown word raises HSW2VError naming close spellings."""
+        try:
+            return self.index[word]
+        except KeyError:
+            raise HSW2VError(unknown_word_message(word, self.words)) from None
+
+    def most_similar(
+        self,
+        positive: Sequence[str] = (),
+        negative: Sequence[str] = (),
+        topn: int = 10,
+        restrict: int | None = None,
+    ) -> list[tuple[str, float]]:
+        """Nearest words by cosine to the mean of unit positive minus unit negative vectors.
+
+        This is gensim's ``most_similar`` (3CosAdd): the query words are excluded.
+        """
+        if isinstance(positive, str):
+            positive = [positive]
+        if isinstance(negative, str):
+            negative = [negative]
+        if not positive and not negative:
+            raise HSW2VError("give at least one word")
+        if topn <= 0:
+            raise HSW2VError("-n must be positive")
+        rows = [self.index_of(w) for w in positive] + [self.index_of(w) for w in negative]
+        weights = [1.0] * len(positive) + [-1.0] * len(negative)
+        unit = self.unit if restrict is None else self.unit[:restrict]
+        query = np.zeros(self.dim, dtype=np.float32)
+        for r, wgt in zip(rows, weights):
+            query += wgt * self.unit[r]
+        qn = np.linalg.norm(query)
+        if qn > 0:
+            query /= qn
+        sims = unit @ query
+        exclude = [r for r in rows if r < len(unit)]
+        sims[exclude] = -np.inf
+        k = min(topn, len(unit) - len(set(exclude)))
+        if k <= 0:
+            return []
+        top = np.argpartition(-sims, k - 1)[:k]
+        top = top[np.argsort(-sims[top], kind="stable")]
+        return [(self.words[i], float(sims[i])) for i in top]
+
+
+def unknown_word_message(word: str, vocabulary: Sequence[str], limit: int = 3) -> str:
+    """One line saying ``word`` is unknown, with up to ``limit`` close spellings."""
+    close = difflib.get_close_matches(word, _candidates(word, vocabulary), n=limit, cutoff=0.7)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    return f"unknown word {word!r}{hint}"
+
+
+def _candidates(word: str, vocabulary: Sequence[str]) -> list[str]:
+    """Words of similar length: cheap prefilter before difflib's ratio."""
+    n = len(word)
+    return [w for w in vocabulary if abs(len(w) - n) <= 2]

@@ -1,0 +1,376 @@
+"""word2vec's vector files: text (a ``V D`` header, then ``word v1 … vD`` lines) and
+binary (``word``, a space, D little-endian float32 values), both read and written;
+text values are formatted by a nogil kernel as C's ``%.9g``, so float32 round-trips.
+"""
+from __future__ import annotations
+
+import json
+import os
+import stat
+import warnings
+from collections.abc import Iterator, Sequence
+from typing import IO
+
+import numpy as np
+from numba import njit
+
+from hsw2v.counting.vocab import pack_words
+from hsw2v.errors import HSW2VError
+from hsw2v.jit.helpers import EXACT
+from hsw2v.model.vectors import Vectors
+from hsw2v.settings import available_cores
+from hsw2v.system.files import atomic_write
+
+
+def write_vectors(path: str, words: Sequence[str], matrix: np.ndarray, binary: bool = False,
+                  cache: bool = False) -> None:
+    """Write word2vec format: a ``V D`` header, then one word and its vector per line.
+
+    Text values are written with 9 significant digits, so float32 round-trips exactly.
+    Binary rows are ``word``, a space, D little-endian float32 values and a newline.
+    With ``cache``, a sidecar ``path.cache`` makes reading the file back fast (see
+    :func:`write_cache`).
+    """
+    with atomic_write(path, "wb") as f:
+        write_vectors_to(f, words, matrix, binary)
+    if cache:
+        write_cache(path, words, matrix)
+
+
+def write_vectors_to(f: IO[bytes], words: Sequence[str], matrix: np.ndarray,
+                     binary: bool = False) -> None:
+    """:func:`write_vectors` into an open binary file."""
+    matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+    n, dim = matrix.shape
+    f.write(f"{n} {dim}\n".encode())
+    if binary:
+        raw = matrix.astype("<f4", copy=False)
+        for w, row in zip(words, raw):
+            f.write(w.encode("utf-8") + b" " + row.tobytes() + b"\n")
+    else:
+        for chunk in _text_chunks(words, matrix):
+            f.write(chunk)
+
+
+def _text_chunks(words: Sequence[str], matrix: np.ndarray, rows: int = 2048) -> Iterator[memoryview]:
+    """The text lines of ``rows`` rows at a time, in order, formatted by a nogil
+    kernel on every core (a few chunks in flight, so memory stays small)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    word_bytes, offsets = pack_words(words)
+    n, dim = matrix.shape
+
+    def format_chunk(start: int) -> memoryview:
+        end = min(n, start + rows)
+        out = np.empty(offsets[end] - offsets[start] + (end - start) * (17 * dim + 1), np.uint8)
+        return out[:format_text_rows(word_bytes, offsets, matrix, start, end, out)].data
+
+    workers = available_cores()
+    with ThreadPoolExecutor(workers) as pool:
+        pending = []
+        for start in range(0, n, rows):
+            pending.append(pool.submit(format_chunk, start))
+            if len(pending) > 2 * workers:
+                yield pending.pop(0).result()
+        for job in pending:
+            yield job.result()
+
+
+def warm_up_writer(dim: int) -> None:
+    """Load the text-formatting kernel for ``dim``-wide rows now (see
+    :func:`hsw2v.system.memory.release_compiler_pages`)."""
+    for _ in _text_chunks(["a"], np.zeros((1, dim), dtype=np.float32)):
+        pass
+
+
+CACHE_SUFFIX = ".cache"
+"""A vectors file ``F`` written by hsw2v gets a sidecar ``F.cache`` that loads in
+milliseconds; it is used only while ``F``'s size and modification time match.
+
+Its layout: one line of JSON (``{"format": "hsw2v-vectors-cache", "size", "mtime_ns",
+"words", "dim", "word_bytes"}``), then the words' UTF-8 bytes joined by newlines,
+then the float32 matrix, little-endian, row by row."""
+
+
+def write_cache(path: str, words: Sequence[str], matrix: np.ndarray) -> None:
+    """Best effort: a cache that cannot be written is simply not there."""
+    try:
+        st = os.stat(path)
+        blob = "\n".join(words).encode("utf-8")  # words never contain whitespace
+        header = {"format": "hsw2v-vectors-cache", "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+                  "words": len(words), "dim": int(matrix.shape[1]), "word_bytes": len(blob)}
+        with atomic_write(path + CACHE_SUFFIX, "wb") as f:
+            f.write(json.dumps(header).encode() + b"\n" + blob)
+            matrix.astype("<f4", copy=False).tofile(f)
+    except (OSError, HSW2VError):
+        pass
+
+
+def _read_cache(path: str):
+    """Words and matrix from a valid sidecar of ``path``, else None."""
+    try:
+        st = os.stat(path)
+        with open(path + CACHE_SUFFIX, "rb") as f:
+            header = json.loads(f.readline())
+            if (header.get("format") != "hsw2v-vectors-cache"
+                    or [header["size"], header["mtime_ns"]] != [st.st_size, st.st_mtime_ns]):
+                return None
+            n, dim = int(header["words"]), int(header["dim"])
+            words = f.read(int(header["word_bytes"])).decode("utf-8").split("\n")
+            matrix = np.fromfile(f, dtype="<f4", count=n * dim)
+            extra = f.read(1)  # a cache longer than its header says is not trusted
+        if len(words) != n or matrix.size != n * dim or extra:
+            return None
+        return words, matrix.reshape(n, dim).astype(np.float32, copy=False)
+    except (OSError, KeyError, TypeError, ValueError, UnicodeDecodeError, AttributeError):
+        return None
+
+
+def read_word2vec(path: str, make_cache: bool = False) -> Vectors:
+    """Read a word2vec text or binary file (the format is detected) into :class:`Vectors`;
+    with ``make_cache``, leave a ``.cache`` sidecar if there was none to use."""
+    cached = _read_cache(path)
+    if cached is not None:
+        return Vectors(*cached)
+    try:
+        with open(path, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise HSW2VError(f"{path}: not a regular file")
+            data = f.read()
+    except FileNotFoundError:
+        raise HSW2VError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise HSW2VError(f"{path}: is a directory") from None
+    except OSError as e:
+        raise HSW2VError(f"{path}: cannot read: {e.strerror or e}") from None
+    nl = data.find(b"\n")
+    header = data[:nl].split() if nl >= 0 else []
+    if len(header) != 2 or not all(h.isdigit() for h in header):
+        raise HSW2VError(f"{path}: not a word2vec file (the first line must be 'V D')")
+    n, dim = int(header[0]), int(header[1])
+    if dim <= 0:
+        raise HSW2VError(f"{path}: dimension must be positive, got {dim}")
+    body = data[nl + 1:]
+    if n * (dim + 1) > len(body):  # a row takes at least a byte per value and the word
+        raise HSW2VError(f"{path}: the header says {n} words of {dim} values, but the file "
+                         f"holds only {len(body)} bytes after it")
+    words, matrix = _parse_body(path, body, n, dim)
+    try:
+        vectors = Vectors(*_first_of_each(words, matrix, path))
+    except HSW2VError as e:  # NaN or infinity: name the file
+        raise HSW2VError(f"{path}: {e}") from None
+    if make_cache:
+        write_cache(path, vectors.words, vectors.matrix)
+    return vectors
+
+
+def _first_of_each(words: list[str], matrix: np.ndarray, path: str):
+    """The rows of words seen for the first time, as gensim keeps them, with a warning
+    when a word comes again."""
+    if len(set(words)) == len(words):
+        return words, matrix
+    seen: set[str] = set()
+    keep = [i for i, w in enumerate(words) if not (w in seen or seen.add(w))]
+    warnings.warn(f"{path}: {len(words) - len(keep)} repeated words; kept the first vector "
+                  "of each, as gensim does", stacklevel=3)
+    return [words[i] for i in keep], matrix[keep]
+
+
+def _parse_body(path: str, body: bytes, n: int, dim: int):
+    """Rows parsed as the format :func:`_looks_binary` sees; if that fails, as the other
+    one (it sees only the first row: float bytes with an early 0x0A can pass for a short
+    text line, and a text word may hold a control byte). The first error is reported."""
+    first, second = ((_parse_binary, _parse_text) if _looks_binary(body, dim)
+                     else (_parse_text, _parse_binary))
+    try:
+        return first(path, body, n, dim)
+    except HSW2VError as e:
+        try:
+            return second(path, body, n, dim)
+        except HSW2VError:
+            raise e from None
+
+
+def _looks_binary(body: bytes, dim: int) -> bool:
+    """True if the first row holds raw float32 bytes rather than printable text.
+
+    ``dim`` random-looking float bytes are essentially never all printable UTF-8.
+    """
+    nl = body.find(b"\n", 0, 64 + 32 * dim)
+    first = body[: nl if nl >= 0 else 64 + 32 * dim]
+    try:
+        text = first.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if nl >= 0 or e.reason != "unexpected end of data":
+            return True
+        text = first[:e.start].decode("utf-8")  # a character cut by the window
+    return any(ord(ch) < 32 and ch not in "\t\r" for ch in text)
+
+
+def _parse_text(path: str, body: bytes, n: int, dim: int):
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise HSW2VError(f"{path}: invalid UTF-8 at byte {e.start} after the header") from None
+    # split on "\n" only, as gensim and word2vec.c do: a word may hold U+2028 or U+0085
+    lines = [(i, ln) for i, ln in enumerate(text.split("\n"), 2) if ln.strip()]
+    if len(lines) != n:
+        raise HSW2VError(f"{path}: the header says {n} words but there are {len(lines)} rows")
+    words = []
+    values = []
+    for lineno, line in lines:
+        parts = line.rstrip().split(" ")
+        if len(parts) != dim + 1:
+            raise HSW2VError(
+                f"{path}:{lineno}: expected a word and {dim} values, got {len(parts) - 1} values"
+            )
+        words.append(parts[0])
+        values.append(parts[1:])
+    try:
+        matrix = np.array(values, dtype=np.float32)
+    except ValueError:
+        raise HSW2VError(f"{path}: a vector value is not a number") from None
+    return words, matrix.reshape(n, dim)
+
+
+def _parse_binary(path: str, body: bytes, n: int, dim: int):
+    words = []
+    matrix = np.empty((n, dim), dtype=np.float32)
+    pos = 0
+    width = 4 * dim
+    for i in range(n):
+        while pos < len(body) and body[pos] in b"\n ":
+            pos += 1
+        space = body.find(b" ", pos)
+        if space < 0 or space + 1 + width > len(body):
+            raise HSW2VError(f"{path}: binary file ends early, at row {i + 1} of {n}")
+        try:
+            words.append(body[pos:space].decode("utf-8"))
+        except UnicodeDecodeError:
+            raise HSW2VError(f"{path}: row {i + 1}: the word is not UTF-8") from None
+        matrix[i] = np.frombuffer(body, dtype="<f4", count=dim, offset=space + 1)
+        pos = space + 1 + width
+    if body[pos:].strip():
+        raise HSW2VError(f"{path}: data after the last of {n} rows; wrong dimension in the header?")
+    return words, matrix
+
+
+_POW10 = 10.0 ** np.arange(-22, 23)
+"""Powers of ten exact in float64 (10^-22 … 10^22); ``_POW10[k + 22] == 10.0**k``."""
+
+
+@njit(**EXACT)
+def _scale_pow10(a, k):
+    """a · 10^k in float64, in at most a few exactly-represented steps."""
+    while k > 22:
+        a *= _POW10[44]
+        k -= 22
+    while k < -22:
+        a *= _POW10[0]
+        k += 22
+    return a * _POW10[k + 22]
+
+
+@njit(**EXACT)
+def _put(out, n, text):
+    """Append the ASCII bytes of ``text`` (a short literal) to ``out`` at ``n``."""
+    for ch in text:
+        out[n] = ord(ch)
+        n += 1
+    return n
+
+
+@njit(**EXACT)
+def format_g9(x, out, n):
+    """Write float ``x`` like C's ``%.9g`` at ``out[n:]`` and return the new end.
+
+    Nine significant digits are enough for any float32 to read back exactly; the
+    digits come from one float64 scaling, within 1e-15 of the exact decimal, so a
+    float32 always round-trips (a tie may round differently from C's printf).
+    """
+    if np.isnan(x):
+        return _put(out, n, "nan")
+    if x < 0 or (x == 0 and np.signbit(x)):
+        out[n] = 45  # '-'
+        n += 1
+        x = -x
+    if x == np.inf:
+        return _put(out, n, "inf")
+    if x == 0:
+        out[n] = 48
+        return n + 1
+    e = int(np.floor(np.log10(x)))
+    d = np.int64(np.rint(_scale_pow10(x, 8 - e)))
+    if d >= 1_000_000_000:
+        e += 1
+        d = np.int64(np.rint(_scale_pow10(x, 8 - e)))
+    elif d < 100_000_000:
+        e -= 1
+        d = np.int64(np.rint(_scale_pow10(x, 8 - e)))
+    digits = np.empty(9, dtype=np.uint8)
+    for k in range(8, -1, -1):
+        digits[k] = 48 + d % 10
+        d //= 10
+    last = 8
+    while last > 0 and digits[last] == 48:
+        last -= 1
+    if -4 <= e < 9:
+        if e >= 0:
+            for k in range(e + 1):
+                out[n] = digits[k]  # k <= e <= 8
+                n += 1
+            if last > e:
+                out[n] = 46  # '.'
+                n += 1
+                for k in range(e + 1, last + 1):
+                    out[n] = digits[k]
+                    n += 1
+        else:
+            n = _put(out, n, "0.")
+            for _ in range(-e - 1):
+                out[n] = 48
+                n += 1
+            for k in range(last + 1):
+                out[n] = digits[k]
+                n += 1
+        return n
+    out[n] = digits[0]
+    n += 1
+    if last > 0:
+        out[n] = 46
+        n += 1
+        for k in range(1, last + 1):
+            out[n] = digits[k]
+            n += 1
+    out[n] = 101  # 'e'
+    n += 1
+    if e < 0:
+        out[n] = 45
+        e = -e
+    else:
+        out[n] = 43  # '+'
+    n += 1
+    if e >= 100:
+        out[n] = 48 + e // 100
+        n += 1
+    out[n] = 48 + (e // 10) % 10
+    out[n + 1] = 48 + e % 10
+    return n + 2
+
+
+@njit(**EXACT)
+def format_text_rows(word_bytes, word_offsets, matrix, start, end, out):
+    """word2vec text lines (``word v1 … vD\\n``, values as ``%.9g``) for rows
+    ``start:end`` into ``out``, which must hold 17 bytes per value plus the words
+    and a space and newline per row. Returns the number of bytes written."""
+    n = 0
+    for w in range(start, end):
+        for k in range(word_offsets[w], word_offsets[w + 1]):
+            out[n] = word_bytes[k]
+            n += 1
+        for d in range(matrix.shape[1]):
+            out[n] = 32
+            n = format_g9(np.float64(matrix[w, d]), out, n + 1)
+        out[n] = 10
+        n += 1
+    return n

@@ -1,0 +1,109 @@
+"""Checkpoints: the full state of a training run, saved so that a run killed at any
+point resumes from its last checkpoint (``hsw2v train … --resume PATH``).
+
+A checkpoint is a model file (see :mod:`hsw2v.model.model`: it loads as a model too)
+with one more zip member, ``checkpoint.json``: where the run stands (:class:`Position`).
+It is taken at a block boundary, once every queued block has been trained, so the
+weights, each thread's generator and the loss sums agree with each other. With
+one thread, a resumed run trains exactly as the uninterrupted one would.
+"""
+from __future__ import annotations
+
+import json
+import time
+import zipfile
+from dataclasses import asdict, dataclass, field
+
+from hsw2v.errors import HSW2VError
+from hsw2v.model.model import Model, load_model
+from hsw2v.system.files import atomic_write
+
+CHECKPOINT_FORMAT = "hsw2v-checkpoint"
+CHECKPOINT_MEMBER = "checkpoint.json"
+MAX_POSITION_BYTES = 16 << 20
+"""The position is a few numbers per epoch and per thread; a larger member is refused."""
+
+
+@dataclass
+class Position:
+    """Where a training run stands: the epoch under way, the non-empty blocks of it
+    trained and their words, the words trained over all epochs (the learning-rate
+    schedule's clock), each epoch's loss sum and examples, and each thread's
+    generator state. ``per_epoch`` is the schedule's words per epoch; ``exact``
+    says it is a count of this corpus (each epoch is then checked against it)."""
+
+    per_epoch: int
+    exact: bool
+    epoch: int = 0
+    blocks: int = 0
+    epoch_words: int = 0
+    words: int = 0
+    loss_sum: list[float] = field(default_factory=list)
+    examples: list[int] = field(default_factory=list)
+    rng: list[int] = field(default_factory=list)
+    round_slices: int = 0  # --engine dask: slices a round (``blocks`` counts slices)
+
+    def check(self, epochs: int) -> None:
+        """HSW2VError unless every field has a type and range a run could give."""
+        ints = (self.per_epoch, self.epoch, self.blocks, self.epoch_words, self.words,
+                self.round_slices, *self.examples, *self.rng)
+        ok = (all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in ints)
+              and isinstance(self.exact, bool)
+              and all(isinstance(x, float) for x in self.loss_sum)
+              and len(self.loss_sum) == len(self.examples) == epochs
+              and all(x < 2**64 for x in self.rng)
+              and (1 if not self.round_slices else 0) <= len(self.rng) <= 1 << 16
+              and self.epoch <= epochs and self.epoch_words <= self.words
+              and self.words <= epochs * self.per_epoch)
+        if not ok:
+            raise HSW2VError("corrupt checkpoint (its training position is out of range)")
+
+
+def save_checkpoint(path: str, model: Model, position: Position) -> None:
+    """Write the model and the run's position to ``path``, atomically."""
+    record = json.dumps({"format": CHECKPOINT_FORMAT, **asdict(position)}).encode()
+    with atomic_write(path, "wb") as f:
+        model.write(f, extra={CHECKPOINT_MEMBER: record})
+
+
+def load_checkpoint(path: str) -> tuple[Model, Position]:
+    """The model and position saved by :func:`save_checkpoint`, both checked."""
+    model = load_model(path)
+    try:
+        with zipfile.ZipFile(path) as z:
+            if CHECKPOINT_MEMBER not in z.namelist():
+                raise HSW2VError(f"{path}: a model, not a checkpoint (train with --checkpoint)")
+            if z.getinfo(CHECKPOINT_MEMBER).file_size > MAX_POSITION_BYTES:
+                raise HSW2VError(f"{path}: corrupt checkpoint (its position is too large)")
+            record = json.loads(z.read(CHECKPOINT_MEMBER).decode())
+    except HSW2VError:
+        raise
+    except Exception:  # noqa: BLE001 (a damaged member: zip, UTF-8 or JSON errors)
+        raise HSW2VError(f"{path}: corrupt checkpoint (unreadable position)") from None
+    if not isinstance(record, dict) or record.pop("format", None) != CHECKPOINT_FORMAT:
+        raise HSW2VError(f"{path}: not an hsw2v checkpoint")
+    try:
+        position = Position(**record)
+        position.check(model.settings.epochs)
+    except (TypeError, HSW2VError):
+        raise HSW2VError(f"{path}: corrupt checkpoint (its training position is out of range)") from None
+    return model, position
+
+
+class Checkpoints:
+    """When and where a run saves its checkpoints: every ``minutes`` (0: after every
+    block) and at the end of each epoch."""
+
+    def __init__(self, path: str, minutes: float):
+        if not minutes >= 0:
+            raise HSW2VError(f"--checkpoint-every must be ≥ 0 minutes, got {minutes}")
+        self.path = path
+        self.seconds = 60.0 * minutes
+        self.last = time.monotonic()
+
+    def due(self) -> bool:
+        return time.monotonic() - self.last >= self.seconds
+
+    def save(self, model: Model, position: Position) -> None:
+        save_checkpoint(self.path, model, position)
+        self.last = time.monotonic()

@@ -1,0 +1,68 @@
+"""What a run's training threads share besides the weights: the subsampling table,
+the hot inner nodes, the tree's paths, the settings the kernel reads, and the
+kernel itself, loaded. Built once a run; the Dask engine's workers build it once
+and reuse it every round (building it each round cost about 10 ms of a 300 ms
+round)."""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from hsw2v.counting.vocab import keep_probabilities
+from hsw2v.hs.flat import FlatCodes, FlatPaths
+from hsw2v.hs.softmax import subtree_totals
+from hsw2v.jit.helpers import for_dim
+from hsw2v.model.model import Model
+from hsw2v.model.word2vec_format import warm_up_writer
+from hsw2v.settings import TrainSettings
+from hsw2v.system.memory import release_compiler_pages
+from hsw2v.training.block import Config, Weights, new_state, train_block
+from hsw2v.trees.tree import Tree
+
+HOT_NODES = 1024
+"""With several threads, each thread trains its own copy of the inner nodes
+visited most (those near the root) and merges it every HOT_SYNC_WORDS words."""
+HOT_SYNC_WORDS = 2048
+
+
+def hot_inner_nodes(tree: Tree, counts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` inner nodes on the most word tokens' paths, and each inner node's
+    slot among them (-1 for the others)."""
+    n_inner = tree.n_leaves - 1
+    k = min(k, n_inner)
+    visits = np.empty(n_inner, dtype=np.float64)  # O(V): no array per path entry
+    subtree_totals(tree.children, tree.inner_order, counts[tree.leaf_words] * 1.0, visits)
+    hot = np.sort(np.argsort(-visits, kind="stable")[:k]).astype(np.int32)
+    slot = np.full(n_inner, -1, dtype=np.int32)
+    slot[hot] = np.arange(k, dtype=np.int32)
+    return hot, slot
+
+
+class KernelSetup(NamedTuple):
+    """The read-only part of a run's training, as the threads take it."""
+
+    keep: np.ndarray  # float32 (V): each word's probability of surviving subsampling
+    hot_nodes: np.ndarray  # see :class:`hsw2v.training.block.Weights`
+    hot_slot: np.ndarray
+    paths: FlatPaths | FlatCodes
+    longest: int  # floats of scratch a step needs (:attr:`hsw2v.trees.tree.Tree.step_scratch`)
+    config: Config
+    kernel: Any  # train_block's entry point compiled for these types and the dimension
+
+
+def kernel_setup(model: Model, s: TrainSettings) -> KernelSetup:
+    """The :class:`KernelSetup` of training ``model`` with settings ``s``. Loads every
+    kernel the run will call, then hands LLVM's pages back (see :mod:`hsw2v.system.memory`)."""
+    tree = model.tree
+    keep = keep_probabilities(model.vocab.counts, s.sample)
+    hot_nodes, hot_slot = hot_inner_nodes(tree, model.vocab.counts, HOT_NODES if s.threads > 1 else 0)
+    config = Config(int(s.window), bool(s.cbow_mean), s.arch == "skipgram", HOT_SYNC_WORDS)
+    paths, longest = tree.training_paths, tree.step_scratch
+    weights = Weights(model.vectors, model.node_vectors, hot_nodes, hot_slot)
+    state = new_state(0, 0, s.window, longest, model.node_vectors[hot_nodes])
+    kernel = for_dim(train_block, np.empty(0, np.int32), np.empty(0, np.int64), 0, 0.0, 0.0, keep,
+                     weights, paths, config, state, s.dim)
+    warm_up_writer(s.dim)
+    release_compiler_pages()
+    return KernelSetup(keep, hot_nodes, hot_slot, paths, longest, config, kernel)

@@ -1,0 +1,138 @@
+"""Writing outputs safely: each output is written to a temporary file beside it and
+renamed over it only when complete, so an existing file is never half-replaced.
+
+Temporaries are named ``.hsw2v-<pid>-<random>.tmp``; one whose process is gone (a
+run killed with SIGKILL) is removed by the next write to the same directory.
+"""
+from __future__ import annotations
+
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import IO
+
+from hsw2v.errors import HSW2VError
+
+
+def check_writable(path: str) -> None:
+    """Fail early if ``path`` cannot be created or replaced: a missing or unwritable
+    directory, a directory, or a special file (device, FIFO, socket) or symlink,
+    which would be replaced by a regular file."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise HSW2VError(f"{path}: directory {directory} does not exist")
+    if os.path.isdir(path):
+        raise HSW2VError(f"{path}: is a directory")
+    if os.path.islink(path):
+        raise HSW2VError(f"{path}: is a symbolic link; give the path it points to")
+    if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
+        raise HSW2VError(f"{path}: not a regular file (a device, FIFO or socket); not replacing it")
+    if not os.access(directory, os.W_OK):
+        raise HSW2VError(f"{path}: directory {directory} is not writable")
+
+
+def new_file_mode(path: str) -> int:
+    """The mode an output gets: the replaced file's, else 0666 less the umask."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return 0o666 & ~umask()
+
+
+def umask() -> int:
+    """This process's umask, read without changing it where Linux allows."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def remove_stale_temporaries(directory: str, prefix: str = ".hsw2v-") -> None:
+    """Delete this program's temporaries in ``directory`` whose process has ended."""
+    pattern = re.compile(r"^" + re.escape(prefix) + r"(\d+)-[^/]*\.tmp$")
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        m = pattern.match(name)
+        if m and not _alive(int(m.group(1))):
+            try:
+                os.unlink(os.path.join(directory, name))
+            except OSError:
+                pass
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    return True
+
+
+def temporary_beside(path: str) -> str:
+    """A new empty temporary file in ``path``'s directory, named for this process."""
+    directory = os.path.dirname(os.path.abspath(path))
+    remove_stale_temporaries(directory)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".hsw2v-{os.getpid()}-", suffix=".tmp")
+    os.close(fd)
+    return tmp
+
+
+def replace_together(outputs: dict[str, Callable[[IO[bytes]], None]]) -> None:
+    """Write every output, ``write(binary file)`` into a temporary beside each final
+    path, then rename them all into place: either every output is replaced or none is."""
+    for path in outputs:
+        check_writable(path)
+    done: dict[str, str] = {}
+    try:
+        for path, write in outputs.items():
+            done[path] = temporary_beside(path)
+            try:
+                with open(done[path], "wb") as f:
+                    write(f)
+            except OSError as e:
+                raise HSW2VError(f"{path}: cannot write: {e.strerror or e}") from None
+            os.chmod(done[path], new_file_mode(path))
+        for path, tmp in done.items():
+            os.replace(tmp, path)
+    finally:
+        for tmp in done.values():
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+
+@contextmanager
+def atomic_write(path: str, mode: str = "wb") -> Iterator[IO]:
+    """Write to a temporary file beside ``path`` and rename it over ``path`` on success.
+
+    On any error the temporary file is removed and an existing ``path`` is untouched.
+    A replaced file keeps its mode; a new one gets 0666 less the umask.
+    """
+    check_writable(path)
+    tmp = temporary_beside(path)
+    try:
+        try:
+            with open(tmp, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
+                yield f
+        except OSError as e:
+            raise HSW2VError(f"{path}: cannot write: {e.strerror or e}") from None
+        os.chmod(tmp, new_file_mode(path))
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

@@ -1,0 +1,411 @@
+"""Streaming corpus reader: plain, .gz, .bz2 or .zst text, or ``-`` for stdin.
+
+Words are runs of non-whitespace bytes (space, tab, newline, CR, VT, FF), as in
+word2vec.c; a newline ends a sentence. The text must be UTF-8: invalid UTF-8 or
+a NUL byte is rejected with the byte offset (no silent replacement), so every
+word of the vocabulary decodes exactly. Lines of any length are streamed in
+blocks that end on whitespace; no line is ever loaded whole. Plain Python: no numba.
+"""
+from __future__ import annotations
+
+import bz2
+import glob
+import gzip
+import os
+import queue
+import re
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import zlib
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import BinaryIO, NamedTuple
+
+from hsw2v.errors import HSW2VError
+
+BLOCK_BYTES = 1 << 20
+"""Bytes read per block; each block ends on whitespace (unless the file ends)."""
+
+MAX_WORD_BYTES = 1 << 16
+"""A run of this many bytes without whitespace is not a word: the input is rejected."""
+
+
+@contextmanager
+def open_corpus(path: str) -> Iterator[BinaryIO]:
+    """Open ``path`` for binary reading, decompressing .gz, .bz2 and .zst; ``-`` is stdin,
+    and a URL (``http://``, ``s3://``, …) is read through fsspec."""
+    if path == "-":
+        yield sys.stdin.buffer
+        return
+    if is_url(path):
+        with _open_url(path) as f:
+            yield f
+        return
+    if os.path.isdir(path):
+        raise HSW2VError(f"{path}: is a directory, not a corpus file")
+    try:
+        if path.endswith(".gz"):
+            f = gzip.open(path, "rb")  # noqa: SIM115 (closed by the with below)
+        elif path.endswith(".bz2"):
+            f = bz2.open(path, "rb")  # noqa: SIM115
+        elif path.endswith(".zst"):
+            f = _open_zstd(path)
+        else:
+            f = open(path, "rb", buffering=0)  # noqa: SIM115
+    except FileNotFoundError:
+        raise HSW2VError(f"{path}: no such file") from None
+    except OSError as e:
+        raise HSW2VError(f"{path}: cannot read: {e.strerror or e}") from None
+    with f:
+        yield f
+
+
+def _open_zstd(path: str) -> BinaryIO:
+    """A .zst file's decompressed bytes (every frame), through zstandard (an
+    optional extra: ``pip install 'hsw2v[zstd]'``)."""
+    try:
+        import zstandard
+    except ImportError:
+        raise HSW2VError(f"{path}: reading .zst needs zstandard: pip install 'hsw2v[zstd]'") from None
+    raw = open(path, "rb")  # noqa: SIM115 (closed with the reader)
+    return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True, closefd=True)
+
+
+def _decompression_errors() -> tuple[type[BaseException], ...]:
+    """What a corrupt compressed file raises while it is read."""
+    errors: tuple[type[BaseException], ...] = (OSError, EOFError, ValueError, zlib.error)
+    try:
+        import zstandard
+    except ImportError:
+        return errors
+    return (*errors, zstandard.ZstdError)
+
+
+def is_url(path: str) -> bool:
+    return "://" in path
+
+
+@contextmanager
+def _open_url(url: str, compression: str | None = "infer") -> Iterator[BinaryIO]:
+    """A URL's bytes, decompressed by its extension (unless ``compression`` is None),
+    through fsspec (an optional extra: ``pip install 'hsw2v[remote]'``)."""
+    try:
+        import fsspec
+    except ImportError:
+        raise HSW2VError(f"{url}: reading URLs needs fsspec: pip install 'hsw2v[remote]'") from None
+    try:
+        opened = fsspec.open(url, "rb", compression=compression)
+        f = opened.open()
+    except FileNotFoundError:
+        raise HSW2VError(f"{url}: no such file") from None
+    except ImportError as e:  # the protocol's own package (s3fs, gcsfs, aiohttp, …)
+        raise HSW2VError(f"{url}: {e}") from None
+    except Exception as e:  # noqa: BLE001 (network and protocol errors vary by backend)
+        raise HSW2VError(f"{url}: cannot read: {' '.join(str(e).split())}") from None
+    with f:
+        yield f
+
+
+COMPRESSED = (".gz", ".bz2", ".zst")
+
+
+class Slice(NamedTuple):
+    """The words of an uncompressed file (or URL) that start in bytes
+    ``start..end-1``: consecutive slices cover the file's words exactly once."""
+
+    path: str
+    start: int
+    end: int
+
+
+Source = str | Slice | Sequence[str | Slice]
+"""A corpus: one path (``-`` for stdin) or slice, or a list of them, read in order."""
+
+
+def paths_of(source: Source) -> list[str]:
+    """The paths a corpus reads, in order."""
+    items = [source] if isinstance(source, str | Slice) else list(source)
+    return [x.path if isinstance(x, Slice) else x for x in items]
+
+
+def describe(source: Source) -> str:
+    """The corpus's name in messages: its path, or the first one and how many more."""
+    paths = paths_of(source)
+    return paths[0] if len(paths) == 1 else f"{paths[0]} (and {len(paths) - 1} more files)"
+
+
+def corpus_files(args: Sequence[str]) -> list[str]:
+    """The files that CORPUS arguments name, in order: a file as given, a directory's
+    files recursively in sorted order, a (quoted) glob's matches sorted; ``-`` is stdin."""
+    files: list[str] = []
+    for arg in args:
+        if arg == "-" or is_url(arg) or os.path.isfile(arg):
+            files.append(arg)
+        elif os.path.isdir(arg):
+            found = sorted(os.path.join(root, name) for root, _, names in os.walk(arg)
+                           for name in names if not name.startswith("."))
+            if not found:
+                raise HSW2VError(f"{arg}: the directory holds no files")
+            files.extend(found)
+        elif glob.has_magic(arg):
+            found = sorted(p for p in glob.glob(arg, recursive=True) if os.path.isfile(p))
+            if not found:
+                raise HSW2VError(f"{arg}: no file matches")
+            files.extend(found)
+        else:
+            raise HSW2VError(f"{arg}: no such file")
+    if files.count("-") > 1:
+        raise HSW2VError("stdin (-) can be read once only")
+    return files
+
+
+def slice_block_bytes(part: Source, threads: int, blocks_each: int = 4) -> int:
+    """The block size to read ``part`` in with ``threads`` threads: for a slice, about
+    1/(``blocks_each`` × threads) of it (32 KiB to :data:`BLOCK_BYTES`), so that each
+    thread has some (one thread would train a 125,000-word slice, a single block,
+    alone); with one thread, or for a whole file, :data:`BLOCK_BYTES`."""
+    if threads > 1 and isinstance(part, Slice):
+        return min(BLOCK_BYTES, max(1 << 15, (part.end - part.start) // (blocks_each * threads)))
+    return BLOCK_BYTES
+
+
+def iter_blocks(source: Source, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
+    """Yield the corpus as validated byte blocks, each ending on whitespace, file after
+    file (a block never spans two files, and a block's end ends a sentence, so words
+    and sentences never join across files).
+
+    Raises HSW2VError on unreadable, corrupt-compressed, binary or non-UTF-8 input.
+    """
+    for item in [source] if isinstance(source, str | Slice) else source:
+        if isinstance(item, Slice):
+            yield from _file_blocks(item.path, block_bytes, item)
+        else:
+            yield from _file_blocks(item, block_bytes)
+
+
+def _file_blocks(path: str, block_bytes: int, part: Slice | None = None) -> Iterator[bytes]:
+    """:func:`iter_blocks` for one file, or the words of ``part`` of it."""
+    carry = b""
+    corrupt = _decompression_errors()
+    with open_corpus(path) if part is None else _open_slice(part) as f:
+        offset = f.tell() if part is not None else 0  # of ``carry``'s start in the text
+        while True:
+            try:
+                data = _read_full(f, block_bytes)
+            except corrupt as e:  # a corrupt .gz, .bz2 or .zst
+                raise HSW2VError(f"{path}: cannot read: {e}") from None
+            except Exception as e:
+                if not is_url(path):
+                    raise
+                raise HSW2VError(f"{path}: cannot read: {' '.join(str(e).split())}") from None
+            if not data:
+                break
+            buf = carry + data if carry else data
+            if len(data) < block_bytes:  # the end of the file, which ends its last word
+                carry = buf
+                break
+            cut = _last_whitespace(buf) + 1
+            if cut == 0:
+                if len(buf) > MAX_WORD_BYTES:
+                    raise HSW2VError(
+                        f"{path}: more than {MAX_WORD_BYTES} bytes without whitespace at byte "
+                        f"{offset}; is this a text file?"
+                    )
+                carry = buf
+                continue
+            block, carry = buf[:cut], buf[cut:]
+            _check_word_lengths(block, path, offset)
+            _validate(block, path, offset)
+            yield block
+            offset += cut
+    if carry:
+        _check_word_lengths(carry, path, offset)
+        _validate(carry, path, offset)
+        yield carry
+
+
+@contextmanager
+def _open_slice(part: Slice) -> Iterator[BinaryIO]:
+    """The bytes of ``part``'s words, from the start of its first word to the end of
+    its last (see :class:`Slice`), as a file positioned at that start."""
+    if part.path.endswith(COMPRESSED):
+        raise HSW2VError(f"{part.path}: a compressed file is read whole, not in slices")
+    with _open_url(part.path, compression=None) if is_url(part.path) else open_corpus(part.path) as f:
+        start, end = _word_start(f, part.start, part.path), _word_start(f, part.end, part.path)
+        f.seek(start)
+        yield _Bounded(f, end)
+
+
+class _Bounded:
+    """A binary file that ends at byte ``end``."""
+
+    def __init__(self, f: BinaryIO, end: int):
+        self.f, self.end = f, end
+
+    def tell(self) -> int:
+        return self.f.tell()
+
+    def read(self, size: int = -1) -> bytes:
+        left = self.end - self.f.tell()
+        return self.f.read(left if size < 0 else min(size, left)) if left > 0 else b""
+
+
+def _word_start(f: BinaryIO, pos: int, path: str) -> int:
+    """The first byte at or after ``pos`` where a word may start: ``pos`` itself at
+    the file's start or after whitespace, else the byte after the word that covers
+    it (or the file's end)."""
+    if pos <= 0:
+        return 0
+    f.seek(pos - 1)
+    seen = 0
+    while True:
+        chunk = f.read(1 << 14)
+        found = _SPACE.search(chunk)
+        if found:
+            return pos + seen + found.start()
+        if not chunk:
+            return pos - 1 + seen
+        seen += len(chunk)
+        if seen > MAX_WORD_BYTES:
+            raise HSW2VError(f"{path}: more than {MAX_WORD_BYTES} bytes without whitespace at "
+                             f"byte {pos}; is this a text file?")
+
+
+def _read_full(f: BinaryIO, size: int) -> bytes:
+    """``size`` bytes, or fewer only at the end: a decompressor or a network stream
+    may return less per read (zstd stops at each frame), and a short read would
+    cut a block, and so a sentence, where the text has none."""
+    data = f.read(size)
+    if not data or len(data) == size:
+        return data
+    parts = [data]
+    while size - len(data) > 0:
+        more = f.read(size - len(data))
+        if not more:
+            break
+        parts.append(more)
+        data = b"".join(parts)
+        parts = [data]
+    return data
+
+
+def lock_free(q: queue.Queue, seconds: float = 1.0) -> bool:
+    """Whether ``q``'s lock can be taken within ``seconds``. A signal handler that
+    raises (Ctrl-C, SIGTERM) just after a ``put`` or ``get`` took that lock, before
+    its ``with`` block began, leaves the lock held for good: any later call on the
+    queue would wait forever."""
+    if q.mutex.acquire(timeout=seconds):
+        q.mutex.release()
+        return True
+    return False
+
+
+def read_ahead(blocks: Iterator[bytes], depth: int = 2) -> Iterator[bytes]:
+    """The same blocks, read (and decompressed) by a background thread while the
+    caller works on the previous ones; the reader's exceptions re-raise here."""
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    done = object()
+    stop = threading.Event()
+
+    def reader() -> None:
+        try:
+            for block in blocks:
+                if stop.is_set():
+                    return
+                q.put(block)
+            q.put(done)
+        except BaseException as e:  # noqa: BLE001 (handed to the consumer)
+            q.put(e)
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = q.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        deadline = time.monotonic() + 1.0  # a reader blocked on input (a pipe) is left:
+        while thread.is_alive() and time.monotonic() < deadline and lock_free(q):  # a daemon
+            try:
+                q.get(timeout=0.05)  # unblock a reader waiting on a full queue
+            except queue.Empty:
+                pass
+
+
+def _last_whitespace(buf: bytes) -> int:
+    """Index of the last whitespace byte of ``buf``, or -1 (the tail is searched
+    first, so a byte that never occurs does not cost a scan of the whole block)."""
+    start = max(0, len(buf) - 4096)
+    while True:
+        found = max(buf.rfind(c, start) for c in (b" ", b"\n", b"\t", b"\r", b"\x0b", b"\x0c"))
+        if found >= 0 or start == 0:
+            return found
+        start = max(0, start - 16 * 4096)
+
+
+_SPACE = re.compile(rb"[ \t\n\r\x0b\x0c]")
+
+
+def _check_word_lengths(block: bytes, path: str, offset: int) -> None:
+    """Reject a run of more than MAX_WORD_BYTES bytes without whitespace anywhere in
+    the block. Such a run covers a whole aligned chunk of half that size, so only
+    chunks without whitespace (none, in text) are measured."""
+    step = (MAX_WORD_BYTES + 1) // 2
+    for lo in range(0, len(block) - step + 1, step):
+        if _SPACE.search(block, lo, lo + step) is None:
+            start = _last_whitespace(block[:lo]) + 1
+            after = _SPACE.search(block, lo + step)
+            end = after.start() if after else len(block)
+            if end - start > MAX_WORD_BYTES:
+                raise HSW2VError(
+                    f"{path}: more than {MAX_WORD_BYTES} bytes without whitespace at byte "
+                    f"{offset + start}; is this a text file?")
+
+
+def _validate(block: bytes, path: str, offset: int) -> None:
+    """Reject NUL bytes and invalid UTF-8, naming the byte offset."""
+    nul = block.find(b"\0")
+    if nul >= 0:
+        raise HSW2VError(f"{path}: NUL byte at byte {offset + nul}; this looks like a binary file")
+    try:
+        block.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise HSW2VError(
+            f"{path}: invalid UTF-8 at byte {offset + e.start}; "
+            "convert the file to UTF-8 (for example with iconv -c)"
+        ) from None
+
+
+@contextmanager
+def rereadable(source: Source) -> Iterator[Source]:
+    """The corpus as paths that can be read many times: stdin (``-``) is spooled to a
+    temporary file in $TMPDIR, named for this process (``.hsw2v-<pid>-stdin-….tmp``)
+    so that a later run removes it if this one is killed before it can."""
+    if "-" not in paths_of(source):
+        yield source
+        return
+    from hsw2v.system.files import remove_stale_temporaries
+
+    remove_stale_temporaries(tempfile.gettempdir())
+    fd, tmp = tempfile.mkstemp(prefix=f".hsw2v-{os.getpid()}-stdin-", suffix=".tmp")
+    try:
+        try:
+            with os.fdopen(fd, "wb") as out:
+                shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+        except OSError as e:
+            raise HSW2VError(f"-: cannot keep a copy of stdin in {os.path.dirname(tmp)}: "
+                             f"{e.strerror or e}") from None
+        try:
+            yield tmp if isinstance(source, str) else [tmp if p == "-" else p for p in source]
+        except HSW2VError as e:  # name the input as the user gave it
+            raise HSW2VError(str(e).replace(tmp, "-")) from None
+    finally:
+        os.unlink(tmp)

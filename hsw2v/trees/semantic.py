@@ -1,0 +1,255 @@
+"""Semantic trees (Mnih & Hinton 2009): split the vocabulary recursively in two with
+a 2-component spherical Gaussian mixture fitted by EM on word representations.
+
+A word is represented by the mean of the context vectors h it is predicted from
+in the corpus (CBOW: the mean of the context window; skip-gram: each context
+word's vector), computed with the full window and no subsampling. A word that
+never has a context falls back to its own input vector.
+
+Two ways to split a node's words once the mixture is fitted:
+
+- ``balanced``: the half of the words with the highest responsibility for the
+  first component goes left, so the tree stays balanced (depth ⌈log2 V⌉);
+- ``adaptive``: every word goes to its likelier component (a split that leaves a
+  side empty falls back to ``balanced``). With ``epsilon`` ε > 0 (ADAPTIVE(ε)), a
+  word whose responsibility for the first component lies within ε of ½ goes to
+  both sides, so it gets several codes (at most ``max_codes``).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from hsw2v.counting.corpus import WordTable
+from hsw2v.errors import HSW2VError
+from hsw2v.hs.softmax import context_mean, gather_context
+from hsw2v.jit.helpers import JIT
+from hsw2v.text.reader import Source, iter_blocks
+from hsw2v.trees.tree import Tree, from_overlapping_splits, from_splits, huffman
+
+SPLITS = ("balanced", "adaptive")
+"""How a semantic tree splits a node's words (``--split``)."""
+
+
+@njit(**JIT)
+def accumulate_contexts(ids, sent_ends, n_sents, syn0, window, skipgram, sums, counts):
+    """Add, for every word of the block, the context vectors it is predicted from
+    (skip-gram: each context word's vector; CBOW: their mean)."""
+    dim = syn0.shape[1]
+    ctx = np.empty(2 * window, dtype=np.int32)
+    h = np.empty(dim, dtype=np.float32)
+    start = 0
+    for s in range(n_sents):
+        end = sent_ends[s]
+        for i in range(start, end):
+            n_ctx = gather_context(ids, max(start, i - window), min(end, i + window + 1), i, ctx)
+            if n_ctx == 0:
+                continue
+            t = ids[i]
+            if skipgram:
+                for k in range(n_ctx):
+                    for d in range(dim):
+                        sums[t, d] += syn0[ctx[k], d]
+                counts[t] += n_ctx
+            else:
+                context_mean(syn0, ctx, n_ctx, True, h, dim)
+                for d in range(dim):
+                    sums[t, d] += h[d]
+                counts[t] += 1
+        start = end
+
+
+def context_means(model, corpus: Source) -> np.ndarray:
+    """Each word's mean context vector h over ``corpus`` (input vector if it has none)."""
+    table = WordTable(model.vocab.words)
+    window = model.settings.window
+    skipgram = model.arch == "skipgram"
+    sums = np.zeros(model.vectors.shape, dtype=np.float64)
+    counts = np.zeros(len(model.vocab), dtype=np.int64)
+    for block in iter_blocks(corpus):
+        ids, ends = table.encode(block)
+        accumulate_contexts(ids, ends, len(ends), model.vectors, window, skipgram, sums, counts)
+    seen = counts > 0
+    out = model.vectors.astype(np.float64).copy()
+    out[seen] = sums[seen] / counts[seen, None]
+    return out.astype(np.float32)
+
+
+@njit(**JIT)
+def _top_direction(X, idx, mean, iters):
+    """Leading principal direction of the rows ``X[idx]`` (power iteration)."""
+    dim = X.shape[1]
+    v = np.empty(dim)
+    for d in range(dim):
+        v[d] = 1.0 / np.sqrt(dim) * (1.0 if d % 2 == 0 else -1.0)
+    for _ in range(iters):
+        w = np.zeros(dim)
+        for i in idx:
+            p = 0.0
+            for d in range(dim):
+                p += (X[i, d] - mean[d]) * v[d]
+            for d in range(dim):
+                w[d] += p * (X[i, d] - mean[d])
+        norm = np.sqrt((w * w).sum())
+        if norm == 0.0:
+            break
+        v = w / norm
+    return v
+
+
+@njit(**JIT)
+def gmm_log_odds(X, idx, iters):
+    """Fit a 2-component spherical GMM to ``X[idx]`` by EM; return, per point,
+    log p(component 0 | x) − log p(component 1 | x)."""
+    n = len(idx)
+    dim = X.shape[1]
+    mean = np.zeros(dim)
+    for i in idx:
+        for d in range(dim):
+            mean[d] += X[i, d]
+    mean /= n
+    v = _top_direction(X, idx, mean, 8)
+    proj = np.empty(n)
+    for k in range(n):
+        p = 0.0
+        for d in range(dim):
+            p += (X[idx[k], d] - mean[d]) * v[d]
+        proj[k] = p
+    spread = max(np.sqrt((proj * proj).mean()), 1e-6)
+    mu = np.empty((2, dim))
+    mu[0] = mean + spread * v
+    mu[1] = mean - spread * v
+    var = np.empty(2)
+    total = 0.0
+    for i in idx:
+        for d in range(dim):
+            total += (X[i, d] - mean[d]) ** 2
+    var[:] = max(total / (n * dim), 1e-12)
+    weight = np.array([0.5, 0.5])
+    odds = np.empty(n)
+    dist = np.empty((n, 2))
+    for it in range(iters + 1):
+        # E-step
+        for k in range(n):
+            for c in range(2):
+                s = 0.0
+                for d in range(dim):
+                    s += (X[idx[k], d] - mu[c, d]) ** 2
+                dist[k, c] = s
+            lp0 = np.log(weight[0]) - 0.5 * dim * np.log(var[0]) - dist[k, 0] / (2 * var[0])
+            lp1 = np.log(weight[1]) - 0.5 * dim * np.log(var[1]) - dist[k, 1] / (2 * var[1])
+            odds[k] = lp0 - lp1
+        if it == iters:
+            break
+        # M-step
+        for c in range(2):
+            rsum = 0.0
+            acc = np.zeros(dim)
+            for k in range(n):
+                r = 1.0 / (1.0 + np.exp(-odds[k])) if c == 0 else 1.0 / (1.0 + np.exp(odds[k]))
+                rsum += r
+                for d in range(dim):
+                    acc[d] += r * X[idx[k], d]
+            if rsum < 1e-9:
+                continue
+            mu[c] = acc / rsum
+            spread_c = 0.0
+            for k in range(n):
+                r = 1.0 / (1.0 + np.exp(-odds[k])) if c == 0 else 1.0 / (1.0 + np.exp(odds[k]))
+                s = 0.0
+                for d in range(dim):
+                    s += (X[idx[k], d] - mu[c, d]) ** 2
+                spread_c += r * s
+            var[c] = max(spread_c / (rsum * dim), 1e-12)
+            weight[c] = min(max(rsum / n, 1e-6), 1 - 1e-6)
+    return odds
+
+
+def gmm_splitter(X: np.ndarray, split: str = "balanced", iters: int = 10):
+    """A ``split(order, lo, hi)`` for :func:`hsw2v.trees.tree.from_splits` that clusters ``X``."""
+    if split not in SPLITS:
+        raise HSW2VError(f"--split must be one of {', '.join(SPLITS)}, got {split!r}")
+    X = np.ascontiguousarray(X, dtype=np.float32)
+
+    def divide(order, lo, hi):
+        n = hi - lo
+        if n == 2:
+            return lo + 1
+        seg = order[lo:hi]
+        odds = gmm_log_odds(X, seg, iters)
+        if split == "adaptive":
+            left = odds > 0
+            k = int(left.sum())
+            if 0 < k < n:
+                order[lo:hi] = np.concatenate([seg[left], seg[~left]])
+                return lo + k
+        rank = np.argsort(-odds, kind="stable")
+        order[lo:hi] = seg[rank]
+        return lo + (n + 1) // 2
+
+    return divide
+
+
+def overlapping_splitter(X: np.ndarray, epsilon: float, iters: int = 10):
+    """A ``split(words, spare)`` for :func:`hsw2v.trees.tree.from_overlapping_splits`:
+    ADAPTIVE(ε) on the rows of ``X``. A spare word whose responsibility r for the
+    first component has |r − ½| ≤ ε goes to both sides; the others to their likelier
+    side. If that leaves a side empty or whole, no word is copied, and then the
+    split falls back to halving by responsibility, as :func:`gmm_splitter` does."""
+    X = np.ascontiguousarray(X, dtype=np.float32)
+
+    def divide(words, spare):
+        n = len(words)
+        if n == 2:
+            return words[:1], words[1:]
+        odds = gmm_log_odds(X, words, iters)
+        left = odds > 0
+        margin = np.log((0.5 + epsilon) / (0.5 - epsilon))  # |r − ½| ≤ ε ⇔ |odds| ≤ margin
+        both = spare & (np.abs(odds) <= margin)
+        for go_left, go_right in ((left | both, ~left | both), (left, ~left)):
+            if 0 < go_left.sum() < n and 0 < go_right.sum() < n:
+                return words[go_left], words[go_right]
+        rank = np.argsort(-odds, kind="stable")
+        return words[rank[:(n + 1) // 2]], words[rank[(n + 1) // 2:]]
+
+    return divide
+
+
+def semantic_tree(X: np.ndarray, split: str = "balanced", iters: int = 10, epsilon: float = 0.0,
+                  max_codes: int = 1) -> Tree:
+    """A tree over the rows of ``X`` (one per word, in vocabulary order); with
+    ``split`` adaptive and ``epsilon`` > 0, words may get up to ``max_codes`` codes."""
+    if len(X) < 2:
+        raise HSW2VError("need at least 2 words to build a tree")
+    if epsilon > 0 and split == "adaptive" and max_codes > 1:
+        return from_overlapping_splits(len(X), overlapping_splitter(X, epsilon, iters), max_codes,
+                                       f"semantic-adaptive-{epsilon:g}")
+    tree = from_splits(np.arange(len(X)), gmm_splitter(X, split, iters), "semantic")
+    tree.kind = f"semantic-{split}"
+    return tree
+
+
+def semantic_below(X: np.ndarray, counts: np.ndarray, levels: int, split: str = "balanced",
+                   iters: int = 10) -> Tree:
+    """Huffman's tree over ``counts`` down to depth ``levels``; below each of its
+    nodes at that depth, a semantic tree over that node's words (their rows of
+    ``X``), on the same inner nodes. Frequent words keep their short Huffman
+    paths; the rarer words below are grouped by meaning (see README, "Trees":
+    with ``levels`` 10 this beat Huffman's held-out perplexity for skip-gram)."""
+    top = huffman(counts)
+    v, children = top.n_words, top.children.copy()
+    offsets, nodes = top.path_offsets, top.path_nodes
+    deep = np.flatnonzero(np.diff(offsets) > levels)
+    under = nodes[offsets[deep] + levels]  # each deep word's node at depth `levels`
+    for node in np.unique(under):
+        words = deep[under == node]
+        old = np.unique(np.concatenate([nodes[offsets[w] + levels:offsets[w + 1]] for w in words]))
+        sub = semantic_tree(X[words], split, iters)
+        rows = np.empty(len(words) - 1, dtype=np.int64)  # the subtree's inner node -> a row
+        rows[sub.root] = node
+        rows[np.arange(len(words) - 1) != sub.root] = old[old != node]
+        for a, pair in enumerate(sub.children.tolist()):
+            children[rows[a]] = [int(words[c]) if c < len(words) else v + int(rows[c - len(words)])
+                                 for c in pair]
+    return Tree(children, f"semantic-{split}-below-{levels}")
+
