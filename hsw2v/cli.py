@@ -235,14 +235,16 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
     from hsw2v.model.word2vec_format import write_cache
     from hsw2v.system.files import check_writable, replace_together
     from hsw2v.text.reader import corpus_files
+    from hsw2v.trees.registry import tree_builders
 
     if not output and not save_model:
         output, save_model = DEFAULT_BINARY_VECTORS if binary else DEFAULT_VECTORS, DEFAULT_MODEL
         check_default_output(output, "vectors")
         check_default_output(save_model, "model")
-    settings["tree"] = tree or ("semantic" if tree_from else "huffman")
-    if tree_from and settings["tree"] != "semantic":
-        raise HSW2VError("--tree-from goes with --tree semantic")
+    learners = [k for k, b in tree_builders.items() if b.learns_from_model]
+    settings["tree"] = tree or (learners[0] if tree_from else "huffman")
+    if tree_from and settings["tree"] not in learners:
+        raise HSW2VError(f"--tree-from goes with --tree {' or '.join(learners)}")
     if tree_from and read_vocab:
         raise HSW2VError("--tree-from uses that model's vocabulary; drop --read-vocab")
     starts = [f"--{k}" for k, v in [("tree-from", tree_from), ("read-vocab", read_vocab),

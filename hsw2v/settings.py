@@ -7,15 +7,15 @@ import os
 from dataclasses import asdict, dataclass, field, fields
 
 from hsw2v.errors import HSW2VError
-from hsw2v.trees.tree import named_trees
+from hsw2v.trees.registry import tree_builders
+from hsw2v.trees.tree import SPLITS
 
 ARCHS = ("cbow", "skipgram")
 MAX_DIM = 10_000
 MAX_WINDOW = 1_000  # skip-gram keeps (2·window)² floats a thread
 MAX_EPOCHS = 100_000
-from hsw2v.trees.semantic import SPLITS
 
-TREE_KINDS = (*named_trees, "semantic")
+TREE_KINDS = tuple(tree_builders)
 CHECKPOINT_MINUTES = 30.0
 """Minutes between checkpoints (``--checkpoint-every``); one is also saved after each epoch."""
 
@@ -103,10 +103,6 @@ class TrainSettings:
             (s.tree in TREE_KINDS, f"--tree must be one of {', '.join(TREE_KINDS)}, got {s.tree!r}"),
             (s.split in SPLITS, f"--split must be one of {', '.join(SPLITS)}, got {s.split!r}"),
             (0 <= s.epsilon < 0.5, f"--epsilon must lie in [0, 0.5), got {s.epsilon}"),
-            (s.epsilon == 0 or (s.tree, s.split) == ("semantic", "adaptive"),
-             "--epsilon goes with --tree semantic --split adaptive"),
-            (s.epsilon == 0 or not s.huffman_levels, "--epsilon and --huffman-levels do not go together"),
-            (s.epsilon == 0 or s.max_codes != 1, "--epsilon needs --max-codes of 2 or more"),
             (0 <= s.seed < 2**64, f"--seed must lie in 0..2**64-1, got {s.seed}"),
             (s.sample >= 0 and math.isfinite(s.sample), f"--sample must be ≥ 0, got {s.sample}"),
             (s.alpha > 0 and math.isfinite(s.alpha), f"--alpha must be positive, got {s.alpha}"),
@@ -124,6 +120,16 @@ class TrainSettings:
         for ok, message in checks:
             if not ok:
                 raise HSW2VError(message)
+        builder = tree_builders[s.tree]
+        defaults = TrainSettings()
+        for f in fields(s):
+            users = [k for k, b in tree_builders.items() if f.name in b.settings]
+            given = getattr(s, f.name) != getattr(defaults, f.name)
+            if users and given and s.tree not in users:
+                raise HSW2VError(f"--{f.name.replace('_', '-')} goes with --tree {' or '.join(users)}")
+        problem = builder.check(s)
+        if problem:
+            raise HSW2VError(problem)
         return s
 
     @classmethod

@@ -102,12 +102,13 @@ def build_times(n_words: int, dim: int = 100) -> None:
     """Seconds to build each kind of tree over ``n_words`` Zipf-distributed words."""
     import numpy as np
 
-    from hsw2v.trees.tree import build_tree
+    from hsw2v.settings import TrainSettings
+    from hsw2v.trees.registry import TreeInputs, build_tree
 
     counts = np.sort((1e7 / np.arange(1, n_words + 1)).astype(np.int64) + 1)[::-1]
     for kind in ("huffman", "balanced", "random", "fano", "classes"):
         start = time.perf_counter()
-        build_tree(kind, counts)
+        build_tree(kind, TreeInputs([], counts, TrainSettings()))
         print(f"{kind}: {time.perf_counter() - start:.2f} s")
     X = np.random.default_rng(0).normal(size=(n_words, dim)).astype(np.float32)
     semantic_tree(X[:100], "balanced")  # compile or load the numba kernels first

@@ -119,3 +119,18 @@ def http_server(tmp_path):
     yield root, f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()
+
+
+def count_tree(kind: str, counts, seed: int = 1):
+    """A tree of ``kind`` from word counts alone, through the builders' registry."""
+    from hsw2v.settings import TrainSettings
+    from hsw2v.trees.registry import TreeInputs, build_tree
+
+    return build_tree(kind, TreeInputs([], counts, TrainSettings(seed=seed)))
+
+
+def count_tree_kinds() -> list[str]:
+    """The registry's tree kinds that need nothing but counts."""
+    from hsw2v.trees.registry import tree_builders
+
+    return [k for k, b in tree_builders.items() if not b.learns_from_model]

@@ -349,7 +349,7 @@ def test_dask_errors_are_one_line(tmp_path):
     line = one_line_error(run_hsw2v(tmp_path, *args[:2], "--workers", "2", "-o", "v.txt"))
     assert "--workers goes with --engine dask" in line
     line = one_line_error(run_hsw2v(tmp_path, *args, "--workers", "1", "--tree", "semantic"))
-    assert "semantic trees are learned locally" in line
+    assert "--tree semantic is built locally" in line
     (tmp_path / "shards" / "shard9.txt.gz").write_bytes(b"\x1f\x8b\x08\x00 not gzip")
     line = one_line_error(run_hsw2v(tmp_path, *args, "--workers", "2"))
     assert "shard9.txt.gz: cannot read" in line
@@ -470,7 +470,8 @@ def test_a_round_trains_a_sparse_replica_to_the_change_of_a_full_copy(tmp_path):
     from hsw2v.runs.checkpoint import Position
     from hsw2v.runs.trainer import run_epochs
     from hsw2v.settings import TrainSettings
-    from hsw2v.trees.tree import build_tree
+
+    from .conftest import count_tree
 
     with gzip.open(REPO / "data" / "enwiki-1m.txt.gz") as f:
         words = f.read(200_000).decode().split()[:-1]
@@ -483,7 +484,7 @@ def test_a_round_trains_a_sparse_replica_to_the_change_of_a_full_copy(tmp_path):
     dense = rounds.DENSE_WORDS * len(vocab) + 1  # a slice that long copies every row at once
     for arch, words in (("cbow", 700), ("skipgram", 700), ("skipgram", dense)):
         s = TrainSettings(arch=arch, dim=16, window=3, sample=1e-3, threads=1, seed=7).resolved()
-        tree = build_tree(s.tree, vocab.counts, s.seed)
+        tree = count_tree(s.tree, vocab.counts, s.seed)
         job = rounds.Job(f"t-{arch}-{words}", vocab, tree, s, 10**6, rounds.row_visits(vocab, tree, s))
         start = rounds.Anchor(0, rng.normal(size=(len(vocab), 16)).astype(np.float32),
                               rng.normal(size=(len(vocab) - 1, 16)).astype(np.float32))
@@ -523,7 +524,8 @@ def test_later_epochs_of_a_slice_read_the_workers_spool(tmp_path):
 
     from hsw2v.distributed import rounds
     from hsw2v.settings import TrainSettings
-    from hsw2v.trees.tree import build_tree
+
+    from .conftest import count_tree
 
     with gzip.open(REPO / "data" / "enwiki-1m.txt.gz") as f:
         words = f.read(400_000).decode().split()[:-1]
@@ -534,7 +536,7 @@ def test_later_epochs_of_a_slice_read_the_workers_spool(tmp_path):
     vocab = hsw2v.counting.corpus.count_words(str(path), threads=1, min_count=1).to_vocab(1, None)
     s = TrainSettings(arch="cbow", dim=16, window=3, sample=0, threads=1, seed=7, epochs=3,
                       min_count=1).resolved()
-    tree = build_tree(s.tree, vocab.counts, s.seed)
+    tree = count_tree(s.tree, vocab.counts, s.seed)
     rng = np.random.default_rng(5)
     start = rounds.Anchor(0, rng.normal(size=(len(vocab), 16)).astype(np.float32),
                           rng.normal(size=(len(vocab) - 1, 16)).astype(np.float32))

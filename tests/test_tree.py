@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from hsw2v.errors import HSW2VError
-from hsw2v.trees.tree import Tree, build_tree, from_splits, huffman, random_tree
+from hsw2v.trees.tree import Tree, from_splits, huffman, random_tree
+
+from .conftest import count_tree
 
 
 def random_counts(rng, n):
@@ -114,7 +116,7 @@ def test_malformed_children_are_rejected(case):
 def test_paths_have_the_dtypes_the_kernels_are_compiled_for(kind):
     """Whatever integer type a tree is built from, its arrays are int32 children and
     nodes, uint8 codes and int64 offsets and inner order: the kernels' signatures."""
-    t = build_tree(kind, np.array([9, 7, 4, 4, 2, 1], dtype=np.int64), 3)
+    t = count_tree(kind, np.array([9, 7, 4, 4, 2, 1], dtype=np.int64), 3)
     copy = Tree(t.children.astype(np.int64), kind)
     for tree in (t, copy):
         assert tree.kind == kind
@@ -164,15 +166,15 @@ def test_from_splits_rejects_a_split_that_leaves_a_side_empty():
 def test_random_trees_follow_the_seed():
     counts = np.arange(50, 0, -1)
     for kind in ("random",):
-        a, b = build_tree(kind, counts, 7), build_tree(kind, counts, 7)
+        a, b = count_tree(kind, counts, 7), count_tree(kind, counts, 7)
         assert np.array_equal(a.children, b.children)
-        assert not np.array_equal(a.children, build_tree(kind, counts, 8).children)
+        assert not np.array_equal(a.children, count_tree(kind, counts, 8).children)
     assert np.array_equal(random_tree(50, 4).children, random_tree(50, 4).children)
 
 
 def test_unknown_tree_kind_names_the_choices():
-    with pytest.raises(HSW2VError, match=r"unknown tree kind 'oak'; choose from huffman, balanced"):
-        build_tree("oak", np.array([3, 2, 1]))
+    with pytest.raises(HSW2VError, match=r"tree: unknown kind 'oak'; choose from huffman, balanced"):
+        count_tree("oak", np.array([3, 2, 1]))
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -11,18 +11,17 @@ from click.testing import CliRunner
 import hsw2v
 from hsw2v.cli import cli
 from hsw2v.errors import HSW2VError
+from hsw2v.trees.registry import tree_builders
 from hsw2v.trees.semantic import context_means, semantic_below, semantic_tree
 from hsw2v.trees.tree import (
     balanced,
-    build_tree,
     classes,
     fano,
     huffman,
-    named_trees,
     random_tree,
 )
 
-from .conftest import REPO
+from .conftest import REPO, count_tree, count_tree_kinds
 
 
 def zipf_counts(rng, n):
@@ -33,7 +32,7 @@ def zipf_counts(rng, n):
 def all_trees(counts, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(len(counts), 6)).astype(np.float32)
-    return [build_tree(k, counts, seed) for k in named_trees] + [
+    return [count_tree(k, counts, seed) for k in count_tree_kinds()] + [
         semantic_tree(X, "balanced"), semantic_tree(X, "adaptive")]
 
 
@@ -130,7 +129,7 @@ def test_train_with_each_tree_and_predict(tmp_path):
     corpus = str(REPO / "data" / "enwiki-1m.txt.gz")
     base = hsw2v.train(corpus, max_vocab=800, dim=8, epochs=1, progress=False)
     base.save(str(tmp_path / "base.npz"))
-    for kind in set(named_trees) - {"huffman"}:
+    for kind in set(count_tree_kinds()) - {"huffman"}:
         m = hsw2v.train(corpus, max_vocab=800, dim=8, epochs=1, progress=False, tree=kind)
         assert m.tree.kind == kind
         logp = m.all_log_probs(["the", "of"])
@@ -168,10 +167,10 @@ def test_every_tree_kind_is_offered_and_named():
     """The registry is what `train --tree` offers (with semantic), and each kind
     builds a tree that says what it is."""
     tree_option = next(p for p in cli.commands["train"].params if p.name == "tree")
-    assert list(tree_option.type.choices) == [*named_trees, "semantic"]
+    assert list(tree_option.type.choices) == list(tree_builders)
     counts = zipf_counts(np.random.default_rng(3), 50)
-    for kind, build in named_trees.items():
-        tree = build(counts, 1)
+    for kind in count_tree_kinds():
+        tree = count_tree(kind, counts, 1)
         assert tree.kind == kind
         assert_full_binary_prefix_free(tree, 50)
 

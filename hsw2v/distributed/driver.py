@@ -68,7 +68,7 @@ from hsw2v.system.progress import progress_bar
 from hsw2v.system.signals import raise_pending
 from hsw2v.text.reader import COMPRESSED, Slice, corpus_files, describe, is_url
 from hsw2v.text.tokens import TypeArrays
-from hsw2v.trees.tree import build_tree, named_trees
+from hsw2v.trees.registry import TreeInputs, build_tree, tree_builders
 
 SHARD_SHIFT = 44
 """First-occurrence keys of shard i start at ``i << SHARD_SHIFT``: ties in count keep
@@ -196,11 +196,10 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
                          f"{resume}: a resumed run keeps the checkpoint's")
         else:
             s = TrainSettings(threads=threads, **settings).resolved()
-        if s.tree == "semantic":
-            raise HSW2VError(f"--engine dask builds the trees of word counts ({', '.join(named_trees)});"
-                             " semantic trees are learned locally")
-        if s.huffman_levels:
-            raise HSW2VError("--huffman-levels goes with --tree semantic")
+        if not tree_builders[s.tree].on_dask:
+            here = [k for k, b in tree_builders.items() if b.on_dask]
+            raise HSW2VError(f"--engine dask builds these trees: {', '.join(here)}; "
+                             f"--tree {s.tree} is built locally")
         pending: list = []
         try:
             return _train(c, list(corpus), s, round_words or ROUND_WORDS[s.arch], count_memory,
@@ -237,7 +236,7 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
     check_vocab(vocab, s.min_count, describe(shards))
     if state and (vocab.words != state[0].words or list(vocab.counts) != list(state[0].vocab.counts)):
         raise HSW2VError(f"{describe(shards)}: the corpus changed since the checkpoint was saved")
-    tree = state[0].tree if state else build_tree(s.tree, vocab.counts, s.seed)
+    tree = state[0].tree if state else build_tree(s.tree, TreeInputs(vocab.words, vocab.counts, s))
     per_epoch = vocab.total
     slices = epoch_slices(shards, sizes, round_words, per_epoch / tokens)
     plan = Job(uuid.uuid4().hex, vocab, tree, s, s.epochs * per_epoch, row_visits(vocab, tree, s))

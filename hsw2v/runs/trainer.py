@@ -37,8 +37,8 @@ from hsw2v.text.reader import (
     rereadable,
 )
 from hsw2v.training.block import Weights, new_state
-from hsw2v.trees.semantic import context_means, semantic_below, semantic_tree
-from hsw2v.trees.tree import Tree, build_tree
+from hsw2v.trees.registry import TreeInputs, tree_builder, tree_builders
+from hsw2v.trees.tree import Tree
 
 
 def build_vocab(corpus: Source, min_count: int = 5, max_vocab: int | None = None,
@@ -228,21 +228,19 @@ def check_converging(model: Model) -> None:
 
 def _make_tree(path: Source, vocab: Vocab, s: TrainSettings, tree_from: Model | None,
                progress: bool) -> Tree:
-    """The tree ``s.tree`` asks for; a semantic one clusters mean context vectors."""
-    if s.tree != "semantic":
-        if tree_from is not None or s.huffman_levels:
-            raise HSW2VError(f"--{'tree-from' if tree_from else 'huffman-levels'} goes with "
-                             "--tree semantic")
-        return build_tree(s.tree, vocab.counts, s.seed)
-    if tree_from is None:  # one-shot: a first pass with a Huffman tree
-        first = {**asdict(s), "tree": "huffman", "huffman_levels": 0, "epsilon": 0.0}
+    """The tree ``s.tree`` asks for, from its builder in the registry. A builder that
+    learns from a model's context vectors uses ``tree_from``; without it, a first
+    pass over a Huffman tree trains that model (one-shot)."""
+    builder = tree_builder(s.tree)
+    if tree_from is not None and not builder.learns_from_model:
+        learners = [k for k, b in tree_builders.items() if b.learns_from_model]
+        raise HSW2VError(f"--tree-from goes with --tree {' or '.join(learners)}")
+    if builder.learns_from_model and tree_from is None:
+        defaults = TrainSettings()
+        first = {**asdict(s), "tree": "huffman",
+                 **{k: getattr(defaults, k) for k in builder.settings}}
         tree_from = train(path, vocab=vocab, progress=progress, **first)
-    elif tree_from.dim < 1 or len(tree_from.vocab) < 2:
-        raise HSW2VError("--tree-from: the model has no usable vectors")
-    X = context_means(tree_from, path)
-    if s.huffman_levels:
-        return semantic_below(X, vocab.counts, s.huffman_levels, s.split)
-    return semantic_tree(X, s.split, epsilon=s.epsilon, max_codes=s.max_codes)
+    return builder.build(TreeInputs(vocab.words, vocab.counts, s, tree_from, path))
 
 
 def run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, position: Position,

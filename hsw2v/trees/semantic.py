@@ -25,10 +25,7 @@ from hsw2v.errors import HSW2VError
 from hsw2v.hs.softmax import context_mean, gather_context
 from hsw2v.jit.helpers import JIT
 from hsw2v.text.reader import Source, iter_blocks
-from hsw2v.trees.tree import Tree, from_overlapping_splits, from_splits, huffman
-
-SPLITS = ("balanced", "adaptive")
-"""How a semantic tree splits a node's words (``--split``)."""
+from hsw2v.trees.tree import SPLITS, Tree, from_overlapping_splits, from_splits, huffman
 
 
 @njit(**JIT)

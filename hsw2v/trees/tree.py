@@ -14,12 +14,14 @@ P(w | h) is the sum over w's codes of each path's product.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
 
 import numpy as np
 
 from hsw2v.errors import HSW2VError
 from hsw2v.hs.flat import FlatCodes, FlatPaths
+
+SPLITS = ("balanced", "adaptive")
+"""How a learned tree splits a node's words (``--split``; see :mod:`hsw2v.trees.semantic`)."""
 
 
 class Tree:
@@ -366,22 +368,3 @@ def _levels(children: np.ndarray, root: int, n: int) -> list[np.ndarray]:
     if sum(map(len, levels)) != 2 * n - 1:
         raise HSW2VError("tree: not every node is reachable from the root")
     return levels
-
-
-named_trees: dict[str, Callable[[np.ndarray, int], Tree]] = {
-    "huffman": lambda counts, seed: huffman(counts),
-    "balanced": lambda counts, seed: balanced(len(counts)),
-    "random": lambda counts, seed: random_tree(len(counts), seed),
-    "fano": lambda counts, seed: fano(counts),
-    "classes": lambda counts, seed: classes(counts),
-}
-"""The trees built from word counts alone, by name: ``named_trees[kind](counts, seed)``
-with counts in descending order. Semantic trees also need vectors (see
-:mod:`hsw2v.trees.semantic`)."""
-
-
-def build_tree(kind: str, counts: np.ndarray, seed: int = 1) -> Tree:
-    """A tree of ``kind`` (a key of :data:`named_trees`) over words with ``counts``."""
-    if kind not in named_trees:
-        raise HSW2VError(f"unknown tree kind {kind!r}; choose from {', '.join(named_trees)}")
-    return named_trees[kind](counts, seed)

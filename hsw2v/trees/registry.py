@@ -1,0 +1,103 @@
+"""The tree builders, by name (``--tree``): the extension point for trees.
+
+A builder takes :class:`TreeInputs` (the vocabulary's words and counts, the run's
+settings, and, for builders that learn from vectors, a source model and the text
+its context vectors are averaged over) and returns a :class:`~hsw2v.trees.tree.Tree`
+over the vocabulary. A :class:`TreeBuilder` also says which settings belong to it,
+checks them, whether it learns from a source model (``--tree-from``; without one,
+the trainer first trains a model on a Huffman tree: one-shot), and whether it can
+run on a Dask cluster.
+
+To add a tree: write ``build(inputs) -> Tree`` in a module of this subpackage and
+add an entry to :data:`tree_builders`. The CLI's ``--tree`` choices, the settings'
+checks, the trainer, the Dask driver and the tests all loop over this registry.
+Heavy modules load inside ``build``, so importing the registry (and ``hsw2v
+--help``) stays fast.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from hsw2v.errors import HSW2VError
+from hsw2v.trees.tree import Tree, balanced, classes, fano, huffman, random_tree
+
+
+class TreeInputs(NamedTuple):
+    """What a builder may use."""
+
+    words: list[str]  # the vocabulary, most frequent first
+    counts: np.ndarray  # int64 (V): their counts, descending
+    settings: Any  # the run's TrainSettings (seed, split, epsilon, ...)
+    source: Any = None  # a Model whose context vectors a learned tree clusters
+    corpus: Any = None  # the text those context vectors are averaged over
+
+
+@dataclass(frozen=True)
+class TreeBuilder:
+    """A tree kind: how to build it, and what it needs."""
+
+    build: Callable[[TreeInputs], Tree]
+    help: str
+    settings: tuple[str, ...] = ()
+    """The settings only this builder reads: given with another tree, they are an error."""
+    check: Callable[[Any], str | None] = lambda settings: None
+    """A problem with the settings as one line (option names), or None."""
+    learns_from_model: bool = False
+    """Built from a source model's context vectors (``--tree-from``, or one-shot)."""
+    on_dask: bool = True
+    """Whether ``--engine dask`` can build it (on the client, from word counts)."""
+
+
+def _semantic(inputs: TreeInputs) -> Tree:
+    from hsw2v.trees.semantic import context_means, semantic_below, semantic_tree
+
+    s, source = inputs.settings, inputs.source
+    if source.dim < 1 or len(source.vocab) < 2:
+        raise HSW2VError("tree_from: the model has no usable vectors")
+    X = context_means(source, inputs.corpus)
+    if s.huffman_levels:
+        return semantic_below(X, inputs.counts, s.huffman_levels, s.split)
+    return semantic_tree(X, s.split, epsilon=s.epsilon, max_codes=s.max_codes)
+
+
+def _semantic_check(s: Any) -> str | None:
+    if s.epsilon and s.split != "adaptive":
+        return "--epsilon goes with --tree semantic --split adaptive"
+    if s.epsilon and s.huffman_levels:
+        return "--epsilon and --huffman-levels do not go together"
+    if s.epsilon and s.max_codes == 1:
+        return "--epsilon needs --max-codes of 2 or more"
+    return None
+
+
+tree_builders: dict[str, TreeBuilder] = {
+    "huffman": TreeBuilder(lambda i: huffman(i.counts),
+                           "Huffman coding of the counts: frequent words get short paths."),
+    "balanced": TreeBuilder(lambda i: balanced(len(i.counts)), "A balanced tree."),
+    "random": TreeBuilder(lambda i: random_tree(len(i.counts), i.settings.seed),
+                          "A balanced tree over the words in random order (--seed)."),
+    "fano": TreeBuilder(lambda i: fano(i.counts), "Shannon-Fano splits of the counts."),
+    "classes": TreeBuilder(lambda i: classes(i.counts),
+                           "Frequency classes (Goodman 2001): a Huffman tree over about √V classes."),
+    "semantic": TreeBuilder(
+        _semantic, "Mnih & Hinton's trees, by recursive 2-means of context vectors.",
+        settings=("split", "epsilon", "max_codes", "huffman_levels"), check=_semantic_check,
+        learns_from_model=True, on_dask=False),
+}
+"""Every tree kind, by the name ``--tree`` takes."""
+
+
+def tree_builder(kind: str) -> TreeBuilder:
+    """The builder named ``kind``, or an HSW2VError listing the kinds."""
+    if kind not in tree_builders:
+        raise HSW2VError(f"tree: unknown kind {kind!r}; choose from {', '.join(tree_builders)}")
+    return tree_builders[kind]
+
+
+def build_tree(kind: str, inputs: TreeInputs) -> Tree:
+    """A tree of ``kind`` (a key of :data:`tree_builders`) from ``inputs``."""
+    return tree_builder(kind).build(inputs)
