@@ -7,10 +7,11 @@ import os
 from dataclasses import asdict, dataclass, field, fields
 
 from hsw2v.errors import HSW2VError
+from hsw2v.training.kinds import model_kinds
 from hsw2v.trees.registry import tree_builders
 from hsw2v.trees.tree import SPLITS
 
-ARCHS = ("cbow", "skipgram")
+ARCHS = tuple(model_kinds)
 MAX_DIM = 10_000
 MAX_WINDOW = 1_000  # skip-gram keeps (2·window)² floats a thread
 MAX_EPOCHS = 100_000
@@ -21,10 +22,6 @@ CHECKPOINT_MINUTES = 30.0
 
 
 ENGINES = ("local", "dask")
-ROUND_WORDS = {"skipgram": 125_000, "cbow": 1_000_000}
-"""Words each Dask worker trains per round before the replicas are combined
-(``--round-words``), by architecture: skip-gram moves the frequent rows more per
-word, and loses more to long rounds (see README, "Beyond one machine")."""
 CONNECT_SECONDS = 10
 """How long ``--scheduler`` waits for the scheduler to answer, and a run for its first worker."""
 
@@ -58,8 +55,7 @@ def _opt(default, help: str, **extra) -> field:
 class TrainSettings:
     """Hyper-parameters of a training run (word2vec.c / gensim defaults)."""
 
-    arch: str = _opt("cbow", "CBOW predicts a word from its context; skip-gram, from each "
-                     "context word.", choices=ARCHS)
+    arch: str = _opt("cbow", " ".join(k.help for k in model_kinds.values()), choices=ARCHS)
     cbow_mean: bool = _opt(True, "CBOW context vector: mean or sum of the context word vectors.",
                            flag="--cbow-mean/--cbow-sum")
     dim: int = _opt(100, "Vector dimension.")
@@ -67,7 +63,8 @@ class TrainSettings:
     min_count: int = _opt(5, "Drop words rarer than this.")
     max_vocab: int | None = _opt(None, "Keep only the N most frequent words.", type=int)
     sample: float = _opt(1e-3, "Subsampling threshold for frequent words (0 disables).")
-    alpha: float | None = _opt(None, "Starting learning rate [0.05 CBOW, 0.025 skip-gram].",
+    alpha: float | None = _opt(None, "Starting learning rate [" + ", ".join(
+        f"{k.alpha:g} {k.name}" for k in model_kinds.values()) + "].",
                                type=float)
     min_alpha: float = _opt(1e-4, "Learning rate at the end; it falls linearly over all epochs.")
     epochs: int = _opt(5, "Passes over the corpus.")
@@ -96,7 +93,7 @@ class TrainSettings:
         if s.arch not in ARCHS:
             raise HSW2VError(f"--arch must be one of {', '.join(ARCHS)}, got {s.arch!r}")
         if s.alpha is None:
-            s.alpha = 0.05 if s.arch == "cbow" else 0.025
+            s.alpha = model_kinds[s.arch].alpha
         if s.threads is None:
             s.threads = available_cores()
         checks = [
@@ -166,7 +163,8 @@ class EngineSettings:
     workers: int | None = _opt(None, "dask: start a LocalCluster of this many worker processes, "
                                "each training with --threads threads.", type=int)
     round_words: int | None = _opt(None, "dask: words each worker trains between two combinations "
-                                   "of the weights [skip-gram 125,000, CBOW 1,000,000].", type=int)
+                                   "of the weights [" + ", ".join(f"{k.round_words:,} {k.name}"
+                                   for k in model_kinds.values()) + "].", type=int)
 
 
 def _typed(name: str, value, expected: type):

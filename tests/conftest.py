@@ -134,3 +134,12 @@ def count_tree_kinds() -> list[str]:
     from hsw2v.trees.registry import tree_builders
 
     return [k for k, b in tree_builders.items() if not b.learns_from_model]
+
+
+def kind_config(arch: str, window: int, cbow_mean: bool = True, sync_every: int = 1 << 30):
+    """The config a model kind's kernels read, through the kinds' registry."""
+    from hsw2v.settings import TrainSettings
+    from hsw2v.training.kinds import model_kind
+
+    s = TrainSettings(arch=arch, window=window, cbow_mean=cbow_mean)
+    return model_kind(arch).config_of(s)._replace(sync_every=sync_every)

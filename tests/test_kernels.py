@@ -5,8 +5,12 @@ from hsw2v.counting.vocab import keep_probabilities
 from hsw2v.hs import softmax
 from hsw2v.jit import helpers as utils
 from hsw2v.training import block as sgd
-from hsw2v.training.block import Config, Weights, new_state, train_block
+from hsw2v.training import walk
+from hsw2v.training.block import train_block
+from hsw2v.training.state import Weights, new_state
 from hsw2v.trees.tree import huffman, random_tree
+
+from .conftest import kind_config
 
 
 def hs_step(h, word, alpha, syn1, tree, grad_h):
@@ -23,7 +27,7 @@ def train(ids, ends, syn0, syn1, tree, keep, window, a0, a1, seed, arch="cbow", 
     if hot is None:
         hot = np.empty(0, np.int32), np.full(len(tree) - 1, -1, np.int32)
     weights = Weights(syn0, syn1, *hot)
-    config = Config(window, cbow_mean, arch == "skipgram", sync_every)
+    config = kind_config(arch, window, cbow_mean, sync_every)
     state = new_state(seed, len(ids), window, int(tree.depths.max()), syn1[hot[0]])
     return train_block(ids, ends, len(ends), a0, a1, keep, weights, tree.training_paths, config,
                        state, dim)
@@ -198,7 +202,7 @@ def test_subsampling_follows_word2vec():
     # the kernel keeps about that fraction
     ids = np.zeros(200_000, dtype=np.int32)
     sen, pos = np.empty_like(ids), np.empty(len(ids), np.int64)
-    m, _ = sgd.subsample(ids, 0, len(ids), keep, np.uint64(7), sen, pos)
+    m, _ = walk.subsample(ids, 0, len(ids), keep, np.uint64(7), sen, pos)
     assert m / len(ids) == pytest.approx(keep[0], abs=0.01)
     assert np.all(np.diff(pos[:m]) > 0)
 
@@ -252,7 +256,7 @@ def test_shrunk_window_is_word2vecs():
     r = np.uint64(11)
     reach = []
     for _ in range(20_000):
-        lo, hi, r2 = sgd.shrunk_window(50, m, window, r)
+        lo, hi, r2 = walk.shrunk_window(50, m, window, r)
         assert r2 == utils.lcg_next(r)
         assert 50 - lo == hi - 51  # symmetric
         reach.append(hi - 51)
@@ -262,7 +266,7 @@ def test_shrunk_window_is_word2vecs():
     np.testing.assert_allclose(freq[1:], 1 / window, atol=0.015)
     for i in (0, 1, m - 1):  # clipped at the edges
         for _ in range(50):
-            lo, hi, r = sgd.shrunk_window(i, m, window, r)
+            lo, hi, r = walk.shrunk_window(i, m, window, r)
             assert 0 <= lo <= i < hi <= m
             assert max(i - lo, hi - i - 1) <= window
 

@@ -185,7 +185,10 @@ def test_score_equals_the_reference_and_the_training_loss(any_model, tmp_path):
     """Held-out score of a few sentences equals the reference's −log P per example,
     and equals the loss the training kernel reports for the same examples with a
     zero learning rate (full window: window 1 never shrinks)."""
-    from hsw2v.training.block import Config, Weights, new_state, train_block
+    from hsw2v.training.block import train_block
+    from hsw2v.training.state import Weights, new_state
+
+    from .conftest import kind_config
 
     m = any_model
     rng = np.random.default_rng(8)
@@ -208,7 +211,7 @@ def test_score_equals_the_reference_and_the_training_loss(any_model, tmp_path):
     weights = Weights(syn0, syn1, np.empty(0, np.int32), np.full(len(syn1), -1, np.int32))
     if m.tree.codes_per_word.max() > 1:  # the sentences' words include some with several codes
         assert m.tree.codes_per_word[ids].max() > 1
-    config = Config(1, m.settings.cbow_mean, m.arch == "skipgram", 1 << 30)
+    config = kind_config(m.arch, 1, m.settings.cbow_mean)
     state = new_state(1, len(ids), 1, int((m.tree.nodes_per_word + m.tree.codes_per_word).max()),
                       syn1[:0])
     loss, count = train_block(ids, ends, len(ends), 0.0, 0.0, np.ones(len(m.words), np.float32),

@@ -62,12 +62,14 @@ from hsw2v.distributed.rounds import (
 from hsw2v.errors import HSW2VError
 from hsw2v.model.model import Model
 from hsw2v.runs.checkpoint import Checkpoints, Position, load_checkpoint
+from hsw2v.runs.schedule import EpochLoss, LearningRate
 from hsw2v.runs.trainer import carried_settings, check_converging, check_vocab
-from hsw2v.settings import CONNECT_SECONDS, ROUND_WORDS, TrainSettings, available_cores
+from hsw2v.settings import CONNECT_SECONDS, TrainSettings
 from hsw2v.system.progress import progress_bar
 from hsw2v.system.signals import raise_pending
 from hsw2v.text.reader import COMPRESSED, Slice, corpus_files, describe, is_url
 from hsw2v.text.tokens import TypeArrays
+from hsw2v.training.kinds import available_cores, model_kind
 from hsw2v.trees.registry import TreeInputs, build_tree, tree_builders
 
 SHARD_SHIFT = 44
@@ -202,7 +204,7 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
                              f"--tree {s.tree} is built locally")
         pending: list = []
         try:
-            return _train(c, list(corpus), s, round_words or ROUND_WORDS[s.arch], count_memory,
+            return _train(c, list(corpus), s, round_words or model_kind(s.arch).round_words, count_memory,
                           progress, pending, saver, state)
         except KeyboardInterrupt:
             c.cancel(pending)
@@ -252,6 +254,8 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
     at = state[1] if state else Position(per_epoch, False, loss_sum=[0.0] * s.epochs,
                                          examples=[0] * s.epochs)
     loss_sum, examples, done = at.loss_sum, at.examples, at.words
+    losses = EpochLoss(loss_sum, examples)
+    alpha_at = LearningRate(s.alpha, s.min_alpha, s.epochs * per_epoch).at
     bar = progress_bar(progress, total=s.epochs * per_epoch, initial=done, unit="word",
                        unit_scale=True, desc="train", smoothing=0.1)
     rounds: list = []  # (epoch, totals futures) of rounds submitted, not yet counted
@@ -273,13 +277,11 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
         if number >= first_from_anchor:
             previous.clear()
         for n, loss, ex, rows in (t.result() for t in totals):
-            loss_sum[epoch] += loss
-            examples[epoch] += ex
+            losses.add(epoch, loss, ex)
             done += n
             held += rows
             bar.update(min(n, bar.total - bar.n))
-        alpha = max(s.min_alpha, s.alpha - (s.alpha - s.min_alpha) * done / (s.epochs * per_epoch))
-        bar.set_postfix(alpha=f"{alpha:.5f}", loss=f"{loss_sum[epoch] / max(examples[epoch], 1):.4f}",
+        bar.set_postfix(alpha=f"{alpha_at(done):.5f}", loss=f"{losses.mean(epoch):.4f}",
                         workers=len(c.scheduler_info()["workers"]), refresh=False)
 
     def reanchor(now: bool = False) -> None:
@@ -353,7 +355,7 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
     finally:
         bar.close()
     model = Model(vocab, tree, np.array(final.syn0), np.array(final.syn1), s)
-    model.epoch_loss = [loss_sum[e] / max(examples[e], 1) for e in range(s.epochs)]
+    model.epoch_loss = losses.means()
     model.seconds = {**seconds, "train": time.perf_counter() - start}
     check_converging(model)
     return model

@@ -35,6 +35,7 @@ from hsw2v.runs.kernels import HOT_NODES, KernelSetup, hot_inner_nodes, kernel_s
 from hsw2v.runs.trainer import initial_weights, run_epochs
 from hsw2v.settings import TrainSettings
 from hsw2v.text.reader import Slice, iter_blocks, slice_block_bytes
+from hsw2v.training.kinds import model_kind
 from hsw2v.trees.tree import Tree
 
 
@@ -61,7 +62,7 @@ def row_visits(vocab: Vocab, tree: Tree, s: TrainSettings) -> tuple[np.ndarray, 
     below = np.empty(tree.n_leaves - 1, dtype=np.float64)
     subtree_totals(tree.children, tree.inner_order, kept[tree.leaf_words].astype(np.float64), below)
     pairs = s.window + 1
-    return kept * pairs, below * (pairs if s.arch == "skipgram" else 1)
+    return kept * pairs, below * (pairs if model_kind(s.arch).examples_per_context_word else 1)
 
 
 class Anchor(NamedTuple):

@@ -3,6 +3,7 @@ its perplexity."""
 from __future__ import annotations
 
 import math
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -10,38 +11,46 @@ from numba import njit
 from hsw2v.counting.corpus import WordTable
 from hsw2v.errors import HSW2VError
 from hsw2v.hs.codes import word_log_prob
-from hsw2v.hs.softmax import context_mean, gather_context
 from hsw2v.jit.helpers import JIT
 from hsw2v.settings import MAX_WINDOW
 from hsw2v.text.reader import iter_blocks
+from hsw2v.training.kinds import model_kind
+from hsw2v.training.steps import context_rows
+from hsw2v.training.walk import register_visitor, walk_block
+
+
+class HeldOutScore(NamedTuple):
+    """The walk's visitor when scoring: the kind's config, the model's weights, and
+    ``H``, scratch for the context matrix (2·window rows)."""
+
+    config: Any
+    syn0: np.ndarray
+    syn1: np.ndarray
+    paths: Any
+    H: np.ndarray
+
+
+@njit(**JIT, inline="always")
+def _score_example(v, target, ctx, n_ctx, position, dim):
+    """−log P(target | h) for each row h of the kind's context matrix."""
+    n = context_rows(v.config, v.syn0, ctx, n_ctx, v.H, dim)
+    loss = 0.0
+    for k in range(n):
+        loss -= word_log_prob(v.H[k:k + 1], target, v.syn1, v.paths)
+    return loss, n
+
+
+register_visitor(HeldOutScore, _score_example)
 
 
 @njit(**JIT)
-def score_block(ids, sent_ends, n_sents, syn0, syn1, paths, window, skipgram, cbow_mean, h, ctx):
-    """Held-out −log P over one block: the full window, no shrink, no subsampling.
-
-    Examples are as in training (skip-gram: each centre/context pair; CBOW: each
-    word with a context). ``h`` is (1, D) and ``ctx`` 2·window scratch. Returns
-    (sum of −log P, number of examples).
-    """
-    loss = 0.0
-    n = 0
-    start = 0
-    for s in range(n_sents):
-        end = sent_ends[s]
-        for i in range(start, end):
-            n_ctx = gather_context(ids, max(start, i - window), min(end, i + window + 1), i, ctx)
-            if n_ctx == 0:
-                continue
-            if skipgram:
-                for k in range(n_ctx):
-                    loss -= word_log_prob(syn0[ctx[k]:ctx[k] + 1], ids[i], syn1, paths)
-                n += n_ctx
-            else:
-                context_mean(syn0, ctx, n_ctx, cbow_mean, h[0], syn0.shape[1])
-                loss -= word_log_prob(h, ids[i], syn1, paths)
-                n += 1
-        start = end
+def score_block(ids, sent_ends, n_sents, keep, window, sen, sen_pos, ctx, visitor):
+    """Held-out −log P over one block: the walk of training with the full window,
+    and no subsampling when ``keep`` is all ones. Examples are the kind's (skip-gram:
+    each centre/context pair; CBOW: each word with a context). Returns (sum of
+    −log P, number of examples)."""
+    loss, n, _ = walk_block(ids, sent_ends, n_sents, keep, window, False, np.uint64(0), sen,
+                            sen_pos, ctx, visitor, visitor.syn0.shape[1])
     return loss, n
 
 
@@ -55,17 +64,18 @@ def score(model, corpus: str, window: int | None = None) -> dict:
     window = window or model.settings.window
     if not 1 <= window <= MAX_WINDOW:
         raise HSW2VError(f"--window must lie in 1..{MAX_WINDOW}, got {window}")
-    skipgram = model.arch == "skipgram"
+    config = model_kind(model.arch).config_of(model.settings)._replace(window=window)
     table = WordTable(model.vocab.words)
-    h = np.empty((1, model.dim), dtype=np.float32)
+    visitor = HeldOutScore(config, model.vectors, model.node_vectors, model.tree.flat,
+                           np.empty((2 * window, model.dim), dtype=np.float32))
+    keep = np.ones(len(model.vocab), dtype=np.float32)
     ctx = np.empty(2 * window, dtype=np.int32)
     loss, examples, words = 0.0, 0, 0
     for block in iter_blocks(corpus):
         ids, ends = table.encode(block)
         words += len(ids)
-        block_loss, n = score_block(ids, ends, len(ends), model.vectors, model.node_vectors,
-                                    model.tree.flat, window, skipgram, model.settings.cbow_mean,
-                                    h, ctx)
+        block_loss, n = score_block(ids, ends, len(ends), keep, window, np.empty_like(ids),
+                                    np.empty(len(ids), dtype=np.int64), ctx, visitor)
         loss += block_loss
         examples += n
     if examples == 0:

@@ -40,12 +40,14 @@ from hsw2v.hs.codes import (
     search_buffers,
     word_log_prob,
 )
-from hsw2v.hs.softmax import all_log_probs, best_first, context_mean
+from hsw2v.hs.softmax import all_log_probs, best_first
 from hsw2v.model.vectors import Vectors, unknown_word_message
 from hsw2v.model.word2vec_format import read_word2vec, write_vectors, write_vectors_to
 from hsw2v.settings import TrainSettings
 from hsw2v.system.files import atomic_write
 from hsw2v.system.memory import release_free_memory
+from hsw2v.training.kinds import model_kind
+from hsw2v.training.steps import context_of_words
 from hsw2v.trees.tree import Tree
 
 MODEL_FORMAT = "hsw2v-model"
@@ -96,7 +98,8 @@ class Model:
         return self.keyed_vectors().most_similar(positive, negative, topn)
 
     def context_matrix(self, context: Sequence[str] | str) -> np.ndarray:
-        """The context as rows h_c: one row (mean or sum) for CBOW, one per word for skip-gram.
+        """The context as rows h_c, as the model kind builds it: one row (mean or sum)
+        for CBOW, one per word for skip-gram.
 
         Unknown words are skipped with a warning; if none is known, HSW2VError.
         """
@@ -109,11 +112,9 @@ class Model:
         if unknown:
             warnings.warn(f"skipping unknown context words: {' '.join(unknown)}", stacklevel=3)
         rows = np.array(known, dtype=np.int32)
-        if self.arch == "skipgram":
-            return np.ascontiguousarray(self.vectors[rows])
-        h = np.empty((1, self.dim), dtype=np.float32)
-        context_mean(self.vectors, rows, len(rows), self.settings.cbow_mean, h[0], self.dim)
-        return h
+        H = np.empty((len(rows), self.dim), dtype=np.float32)
+        config = model_kind(self.arch).config_of(self.settings)
+        return np.ascontiguousarray(H[:context_of_words(config, self.vectors, rows, H)])
 
     def predict(self, context: Sequence[str] | str, topn: int = 10) -> list[tuple[str, float]]:
         """The ``topn`` most probable words given the context, most probable first.

@@ -12,12 +12,13 @@ import numpy as np
 from hsw2v.counting.vocab import keep_probabilities
 from hsw2v.hs.flat import FlatCodes, FlatPaths
 from hsw2v.hs.softmax import subtree_totals
-from hsw2v.jit.helpers import for_dim
 from hsw2v.model.model import Model
 from hsw2v.model.word2vec_format import warm_up_writer
 from hsw2v.settings import TrainSettings
 from hsw2v.system.memory import release_compiler_pages
-from hsw2v.training.block import Config, Weights, new_state, train_block
+from hsw2v.training.block import block_kernel
+from hsw2v.training.kinds import model_kind
+from hsw2v.training.state import Weights, new_state
 from hsw2v.trees.tree import Tree
 
 HOT_NODES = 1024
@@ -47,7 +48,7 @@ class KernelSetup(NamedTuple):
     hot_slot: np.ndarray
     paths: FlatPaths | FlatCodes
     longest: int  # floats of scratch a step needs (:attr:`hsw2v.trees.tree.Tree.step_scratch`)
-    config: Config
+    config: Any  # the kind's config (see :mod:`hsw2v.training.kinds`)
     kernel: Any  # train_block's entry point compiled for these types and the dimension
 
 
@@ -57,12 +58,12 @@ def kernel_setup(model: Model, s: TrainSettings) -> KernelSetup:
     tree = model.tree
     keep = keep_probabilities(model.vocab.counts, s.sample)
     hot_nodes, hot_slot = hot_inner_nodes(tree, model.vocab.counts, HOT_NODES if s.threads > 1 else 0)
-    config = Config(int(s.window), bool(s.cbow_mean), s.arch == "skipgram", HOT_SYNC_WORDS)
+    kind = model_kind(s.arch)
+    config = kind.config_of(s)._replace(sync_every=HOT_SYNC_WORDS)
     paths, longest = tree.training_paths, tree.step_scratch
     weights = Weights(model.vectors, model.node_vectors, hot_nodes, hot_slot)
     state = new_state(0, 0, s.window, longest, model.node_vectors[hot_nodes])
-    kernel = for_dim(train_block, np.empty(0, np.int32), np.empty(0, np.int64), 0, 0.0, 0.0, keep,
-                     weights, paths, config, state, s.dim)
+    kernel = block_kernel(kind, config, keep, weights, paths, state, s.dim)
     warm_up_writer(s.dim)
     release_compiler_pages()
     return KernelSetup(keep, hot_nodes, hot_slot, paths, longest, config, kernel)

@@ -24,6 +24,7 @@ from hsw2v.errors import HSW2VError
 from hsw2v.model.model import Model
 from hsw2v.runs.checkpoint import Checkpoints, Position, load_checkpoint
 from hsw2v.runs.kernels import KernelSetup, kernel_setup
+from hsw2v.runs.schedule import EpochLoss, LearningRate
 from hsw2v.settings import CHECKPOINT_MINUTES, TREE_KINDS, TrainSettings
 from hsw2v.system.memory import release_compiler_pages, release_free_memory
 from hsw2v.system.progress import progress_bar
@@ -36,7 +37,7 @@ from hsw2v.text.reader import (
     lock_free,
     rereadable,
 )
-from hsw2v.training.block import Weights, new_state
+from hsw2v.training.state import Weights, new_state
 from hsw2v.trees.registry import TreeInputs, tree_builder, tree_builders
 from hsw2v.trees.tree import Tree
 
@@ -272,15 +273,15 @@ def run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, pos
     k = setup or kernel_setup(model, s)
     keep, kernel = k.keep, k.kernel
     planned = schedule or s.epochs * position.per_epoch
-    loss_sum = position.loss_sum or [0.0] * s.epochs
-    examples = position.examples or [0] * s.epochs
+    losses = (EpochLoss(position.loss_sum, position.examples) if position.loss_sum
+              else EpochLoss.empty(s.epochs))
+    loss_sum, examples = losses.loss_sum, losses.examples
     done = [position.words]
     lock = threading.Lock()
     jobs: queue.Queue = queue.Queue(maxsize=2 * s.threads)
     failures: list[BaseException] = []
 
-    def alpha_at(words: int) -> float:
-        return max(s.min_alpha, s.alpha - (s.alpha - s.min_alpha) * words / planned)
+    alpha_at = LearningRate(s.alpha, s.min_alpha, planned).at
 
     weights = Weights(model.vectors, model.node_vectors, k.hot_nodes, k.hot_slot)
     paths, config = k.paths, k.config
@@ -304,8 +305,7 @@ def run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, pos
                 loss, n = kernel(ids, ends, len(ends), float(a0), float(a1), keep, weights, paths,
                                  config, state, s.dim)
                 with lock:
-                    loss_sum[epoch] += loss
-                    examples[epoch] += n
+                    losses.add(epoch, loss, n)
                     done[0] += len(ids)
             except BaseException as e:  # noqa: BLE001 (re-raised by the main thread)
                 failures.append(e)
@@ -354,7 +354,7 @@ def run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, pos
                 jobs.put((epoch, ids, ends, a0, a1))
                 if checkpoints is not None and checkpoints.due():
                     save(epoch, blocks, epoch_words, words)
-                shown = _refresh(bar, shown, done, loss_sum, examples, alpha_at, lock)
+                shown = _refresh(bar, shown, done, losses, alpha_at, lock)
             if failures:
                 break
             if blocks < skip or (position.exact and epoch_words != position.per_epoch):
@@ -367,22 +367,21 @@ def run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, pos
                 jobs.put(None)
             for t in threads:
                 t.join()
-        _refresh(bar, shown, done, loss_sum, examples, alpha_at, lock)
+        _refresh(bar, shown, done, losses, alpha_at, lock)
         bar.close()
     seconds = time.perf_counter() - start
     if failures:
         raise failures[0]
     position.words = done[0]
-    return [loss_sum[e] / max(examples[e], 1) for e in range(s.epochs)], seconds
+    return losses.means(), seconds
 
 
-def _refresh(bar, shown, done, loss_sum, examples, alpha_at, lock) -> int:
+def _refresh(bar, shown, done, losses, alpha_at, lock) -> int:
     """Advance the bar to the words trained so far; show alpha and the running loss
     of the latest epoch that has trained examples."""
     with lock:
         now = done[0]
-        epoch = max((e for e, n in enumerate(examples) if n), default=0)
-        loss = loss_sum[epoch] / examples[epoch] if examples[epoch] else float("nan")
+        epoch, loss = losses.latest()
     if now > shown:
         bar.set_postfix(epoch=epoch + 1, alpha=f"{alpha_at(now):.5f}", loss=f"{loss:.4f}",
                         refresh=False)

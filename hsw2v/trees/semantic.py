@@ -17,55 +17,71 @@ Two ways to split a node's words once the mixture is fitted:
 """
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any, NamedTuple
+
 import numpy as np
 from numba import njit
 
 from hsw2v.counting.corpus import WordTable
 from hsw2v.errors import HSW2VError
-from hsw2v.hs.softmax import context_mean, gather_context
 from hsw2v.jit.helpers import JIT
 from hsw2v.text.reader import Source, iter_blocks
+from hsw2v.training.kinds import model_kind
+from hsw2v.training.steps import context_rows
+from hsw2v.training.walk import register_visitor, walk_block
 from hsw2v.trees.tree import SPLITS, Tree, from_overlapping_splits, from_splits, huffman
 
 
+class ContextSums(NamedTuple):
+    """The walk's visitor for :func:`context_means`: the kind's config, the word
+    vectors, ``H`` (scratch for the context matrix), and each word's sum of the
+    context vectors it is predicted from, and their number."""
+
+    config: Any
+    syn0: np.ndarray
+    H: np.ndarray
+    sums: np.ndarray  # float64 (V, D)
+    counts: np.ndarray  # int64 (V)
+
+
+@njit(**JIT, inline="always")
+def _add_contexts(v, target, ctx, n_ctx, position, dim):
+    n = context_rows(v.config, v.syn0, ctx, n_ctx, v.H, dim)
+    for k in range(n):
+        for d in range(dim):
+            v.sums[target, d] += v.H[k, d]
+    v.counts[target] += n
+    return 0.0, n
+
+
+register_visitor(ContextSums, _add_contexts)
+
+
 @njit(**JIT)
-def accumulate_contexts(ids, sent_ends, n_sents, syn0, window, skipgram, sums, counts):
+def accumulate_contexts(ids, sent_ends, n_sents, keep, window, sen, sen_pos, ctx, visitor):
     """Add, for every word of the block, the context vectors it is predicted from
-    (skip-gram: each context word's vector; CBOW: their mean)."""
-    dim = syn0.shape[1]
-    ctx = np.empty(2 * window, dtype=np.int32)
-    h = np.empty(dim, dtype=np.float32)
-    start = 0
-    for s in range(n_sents):
-        end = sent_ends[s]
-        for i in range(start, end):
-            n_ctx = gather_context(ids, max(start, i - window), min(end, i + window + 1), i, ctx)
-            if n_ctx == 0:
-                continue
-            t = ids[i]
-            if skipgram:
-                for k in range(n_ctx):
-                    for d in range(dim):
-                        sums[t, d] += syn0[ctx[k], d]
-                counts[t] += n_ctx
-            else:
-                context_mean(syn0, ctx, n_ctx, True, h, dim)
-                for d in range(dim):
-                    sums[t, d] += h[d]
-                counts[t] += 1
-        start = end
+    (the kind's context matrix: skip-gram, each context word's vector; CBOW, their
+    mean), by the walk of training with the full window and no subsampling."""
+    walk_block(ids, sent_ends, n_sents, keep, window, False, np.uint64(0), sen, sen_pos, ctx,
+               visitor, visitor.syn0.shape[1])
 
 
 def context_means(model, corpus: Source) -> np.ndarray:
     """Each word's mean context vector h over ``corpus`` (input vector if it has none)."""
-    table = WordTable(model.vocab.words)
     window = model.settings.window
-    skipgram = model.arch == "skipgram"
+    config = model_kind(model.arch).config_of(replace(model.settings, cbow_mean=True))
+    table = WordTable(model.vocab.words)
     sums = np.zeros(model.vectors.shape, dtype=np.float64)
     counts = np.zeros(len(model.vocab), dtype=np.int64)
+    visitor = ContextSums(config, model.vectors,
+                          np.empty((2 * window, model.dim), dtype=np.float32), sums, counts)
+    keep = np.ones(len(model.vocab), dtype=np.float32)
+    ctx = np.empty(2 * window, dtype=np.int32)
     for block in iter_blocks(corpus):
         ids, ends = table.encode(block)
-        accumulate_contexts(ids, ends, len(ends), model.vectors, window, skipgram, sums, counts)
+        accumulate_contexts(ids, ends, len(ends), keep, window, np.empty_like(ids),
+                            np.empty(len(ids), dtype=np.int64), ctx, visitor)
     seen = counts > 0
     out = model.vectors.astype(np.float64).copy()
     out[seen] = sums[seen] / counts[seen, None]

@@ -1,0 +1,50 @@
+"""CBOW: the mean (or sum) of the context vectors predicts the centre word."""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from numba import njit
+
+from hsw2v.hs.codes import target_step
+from hsw2v.hs.softmax import context_mean
+from hsw2v.jit.helpers import KERNEL
+
+
+class Config(NamedTuple):
+    """What CBOW's kernels read; its type selects CBOW's steps when numba compiles."""
+
+    window: int
+    sync_every: int  # merge the private hot rows every this many words
+    cbow_mean: bool
+
+
+@njit(**KERNEL, inline="always")
+def centre(config, target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, rows,
+                pairs, path, dim):
+    """CBOW step: the mean (or sum) h of the context vectors ``ctx[:n_ctx]`` predicts
+    ``target``; as in word2vec.c, the whole gradient step for h is added to every
+    context vector. ``rows``, ``path``: a :class:`~hsw2v.training.state.State`'s
+    scratch. Returns (−log P(target | h), 1 example)."""
+    h, grad_h = rows[0, 0], rows[1, 0]
+    context_mean(syn0, ctx, n_ctx, config.cbow_mean, h, dim)
+    grad_h[:] = 0.0
+    loss = target_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, path[0, 0], dim)
+    for k in range(n_ctx):
+        c = syn0[ctx[k]]
+        for d in range(dim):
+            c[d] += grad_h[d]
+    return loss, 1
+
+
+@njit(**KERNEL, inline="always")
+def context(config, syn0, ctx, n_ctx, H, dim):
+    """The context as CBOW predicts from it: one row of ``H``, the mean (or sum) of
+    the context vectors. Returns the number of rows, 1."""
+    context_mean(syn0, ctx, n_ctx, config.cbow_mean, H[0], dim)
+    return 1
+
+
+def config_of(s) -> Config:
+    """The :class:`Config` of settings ``s``."""
+    return Config(int(s.window), 0, bool(s.cbow_mean))
+

@@ -1,0 +1,51 @@
+"""What the training kernels share and what each thread owns: :class:`Weights`
+(shared by every thread, Hogwild) and :class:`State` (one thread's generator and
+scratch buffers, fastText's ``Model::State``)."""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+
+class Weights(NamedTuple):
+    """What every thread trains: the input (word) vectors ``syn0`` and inner-node
+    vectors ``syn1``; ``hot_nodes`` lists the inner nodes each thread trains in
+    private rows, and ``hot_slot[n]`` is node n's row among them (-1 if none)."""
+
+    syn0: np.ndarray  # float32 (V, D)
+    syn1: np.ndarray  # float32 (V-1, D)
+    hot_nodes: np.ndarray  # int32 (K)
+    hot_slot: np.ndarray  # int32 (V-1)
+
+
+class State(NamedTuple):
+    """One thread's generator and buffers (fastText's ``Model::State``). The kernels
+    unpack it once per block: arrays taken from a tuple in per-word code cost more
+    than the arithmetic (measured: CBOW ran 30% slower)."""
+
+    rng: np.ndarray  # uint64 (1): word2vec.c's generator state
+    sentence: np.ndarray  # int32: the current sentence's words after subsampling
+    positions: np.ndarray  # int64: their indices in the block (for the learning rate)
+    ctx: np.ndarray  # int32 (2·window): the current context words
+    rows: np.ndarray  # float32 (2, 2·window, D): context vectors and their gradient steps
+    pairs: np.ndarray  # float32 (2, 2·window, 2·window): skip-gram's Gram and cross products
+    path: np.ndarray  # float32 (2, 2·window, P): scores and branch gradients (P: the
+    # most nodes a step visits, all codes of a word, plus its codes)
+    hot_rows: np.ndarray  # float32 (K, D): private copies of the hot inner nodes …
+    hot_base: np.ndarray  # … and their values at the last merge
+    since_sync: np.ndarray  # int64 (1): words trained since the last merge
+
+
+def new_state(seed: int, block_words: int, window: int, longest_path: int,
+              hot_rows: np.ndarray) -> State:
+    """A thread's state: generator ``seed``, room for ``block_words`` words a block,
+    and its own copy of ``hot_rows``."""
+    dim = hot_rows.shape[1]
+    width = 2 * window
+    return State(
+        np.array([seed], dtype=np.uint64), np.empty(block_words, np.int32),
+        np.empty(block_words, np.int64), np.empty(width, np.int32),
+        np.empty((2, width, dim), np.float32), np.empty((2, width, width), np.float32),
+        np.empty((2, width, longest_path), np.float32), hot_rows.copy(), hot_rows.copy(),
+        np.zeros(1, np.int64))

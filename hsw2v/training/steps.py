@@ -1,0 +1,49 @@
+"""The model kinds' numba functions, chosen by the type of a kind's config when a
+caller compiles (see :mod:`hsw2v.training.kinds`): its centre step, its context
+matrix, and the context matrix of a list of words for ``predict``."""
+from __future__ import annotations
+
+from numba import njit
+from numba.extending import overload
+
+from hsw2v.jit.helpers import JIT, KERNEL
+from hsw2v.training.kinds import kind_of_config
+
+
+def centre_step(config, target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, rows,
+                pairs, path, dim):
+    """The centre step of ``config``'s kind: (−log P, examples) (numba only)."""
+    raise NotImplementedError("numba only")
+
+
+@overload(centre_step, jit_options=KERNEL, prefer_literal=True, inline="always")
+def _centre_step(config, target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, rows,
+                 pairs, path, dim):
+    centre = kind_of_config(config.instance_class).steps().centre
+
+    def impl(config, target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, rows,
+             pairs, path, dim):
+        return centre(config, target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths,
+                      rows, pairs, path, dim)
+    return impl
+
+
+def context_rows(config, syn0, ctx, n_ctx, H, dim):
+    """The context matrix of ``config``'s kind, in ``H``; returns its rows (numba only)."""
+    raise NotImplementedError("numba only")
+
+
+@overload(context_rows, jit_options=KERNEL, prefer_literal=True, inline="always")
+def _context_rows(config, syn0, ctx, n_ctx, H, dim):
+    context = kind_of_config(config.instance_class).steps().context
+
+    def impl(config, syn0, ctx, n_ctx, H, dim):
+        return context(config, syn0, ctx, n_ctx, H, dim)
+    return impl
+
+
+@njit(**JIT)
+def context_of_words(config, syn0, words, H):
+    """The context matrix of ``config``'s kind for the context ``words`` (word ids),
+    in the first rows of ``H`` (as many rows as words); returns its rows."""
+    return context_rows(config, syn0, words, len(words), H, syn0.shape[1])
