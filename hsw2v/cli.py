@@ -33,8 +33,6 @@ from hsw2v.settings import (
 )
 from hsw2v.system.signals import Terminated, catch_signals, raise_pending
 
-_DATA_HELP = "Plain, .gz or .bz2 UTF-8 text, or - for stdin."
-
 
 class _OneLineErrors(click.Group):
     """A group whose errors are one line on stderr and a non-zero exit, never a traceback."""
@@ -46,7 +44,7 @@ class _OneLineErrors(click.Group):
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
             raise_pending()  # a signal whose raise was lost ends with its exit status
         except HSW2VError as e:
-            _fail(str(e), 1)
+            _fail(e.for_command_line(), 1)
         except click.exceptions.NoArgsIsHelpError as e:
             e.show()
             sys.exit(2)
@@ -143,7 +141,7 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
 
     The output is word2vec.c's -save-vocab format, which `hsw2v train --read-vocab`
     reads. CORPUS: one or more files, directories (read recursively, in sorted
-    order), quoted globs or URLs of plain, .gz or .bz2 UTF-8 text, or - for stdin.
+    order), quoted globs or URLs of plain, .gz, .bz2 or .zst UTF-8 text, or - for stdin.
     Without CORPUS,
     list the vocabulary of the model that `hsw2v train` wrote here (model.npz).
     """
@@ -170,7 +168,7 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
         files = corpus_files(corpus)
         threads = TrainSettings(threads=threads).resolved().threads
         counts = count_words(files, progress=not quiet, threads=threads, min_count=min_count,
-                             memory=parse_size(count_memory, "--count-memory"))
+                             memory=parse_size(count_memory, "count_memory"))
         if counts.tokens == 0:
             raise HSW2VError(f"{describe(files)}: the corpus is empty (no words)")
         kept = counts.to_vocab(min_count, max_vocab)
@@ -224,7 +222,7 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
     """Train word vectors on CORPUS with hierarchical softmax.
 
     CORPUS: one or more files, directories (read recursively, in sorted order) or
-    quoted globs of plain, .gz or .bz2 UTF-8 text, URLs, or - for stdin. Words are
+    quoted globs of plain, .gz, .bz2 or .zst UTF-8 text, URLs, or - for stdin. Words are
     split on whitespace; a newline or the end of a file ends a sentence. Without -o
     or --save-model, the vectors go to vectors.txt and the model to model.npz in
     the current directory.
@@ -266,7 +264,7 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
                 tree_from=load_model(tree_from) if tree_from else None, progress=not quiet,
                 init_model=load_model(init_model) if init_model else None, resume=resume,
                 checkpoint=checkpoint, checkpoint_every=checkpoint_every,
-                count_memory=parse_size(count_memory, "--count-memory"), engine=engine,
+                count_memory=parse_size(count_memory, "count_memory"), engine=engine,
                 scheduler=scheduler, workers=workers, round_words=round_words, **settings)
     seconds = time.perf_counter() - start
     writers = {output: lambda f: model.write_vectors(f, binary), save_model: model.write}
@@ -374,7 +372,7 @@ def score(corpus: str, model_path: str | None, window: int | None, as_json: bool
 
     The window is used at full width (no random shrink) and nothing is subsampled,
     so two models are comparable on the same file. Skip-gram counts one example per
-    (centre, context) pair, CBOW one per centre word. CORPUS: plain, .gz or .bz2
+    (centre, context) pair, CBOW one per centre word. CORPUS: plain, .gz, .bz2 or .zst
     UTF-8 text, or - for stdin.
     """
     from hsw2v.evaluation.scoring import score as run

@@ -6,7 +6,7 @@ import math
 import os
 from dataclasses import asdict, dataclass, field, fields
 
-from hsw2v.errors import HSW2VError
+from hsw2v.errors import HSW2VError, param
 from hsw2v.training.kinds import model_kinds
 from hsw2v.trees.registry import tree_builders
 from hsw2v.trees.tree import SPLITS
@@ -42,7 +42,7 @@ def parse_size(text: str | None, option: str) -> int | None:
     except ValueError:
         value = -1.0
     if not 1 << 20 <= value < 1 << 60:
-        raise HSW2VError(f"{option} must be a size of at least 1M, such as 200M or 4G; got {text!r}")
+        raise HSW2VError(f"{param(option)} must be a size of at least 1M, such as 200M or 4G; got {text!r}")
     return int(value)
 
 
@@ -90,30 +90,30 @@ class TrainSettings:
     def resolved(self) -> TrainSettings:
         """A copy with defaults filled in and every value checked."""
         s = TrainSettings(**asdict(self))
-        if s.arch not in ARCHS:
-            raise HSW2VError(f"--arch must be one of {', '.join(ARCHS)}, got {s.arch!r}")
+        if s.arch not in model_kinds:
+            raise HSW2VError(f"{param('arch')} must be one of {', '.join(model_kinds)}, got {s.arch!r}")
         if s.alpha is None:
-            s.alpha = model_kinds[s.arch].alpha
+            s.alpha = model_kinds[s.arch].alpha  # (the kind's default)
         if s.threads is None:
             s.threads = available_cores()
         checks = [
-            (s.tree in TREE_KINDS, f"--tree must be one of {', '.join(TREE_KINDS)}, got {s.tree!r}"),
-            (s.split in SPLITS, f"--split must be one of {', '.join(SPLITS)}, got {s.split!r}"),
-            (0 <= s.epsilon < 0.5, f"--epsilon must lie in [0, 0.5), got {s.epsilon}"),
-            (0 <= s.seed < 2**64, f"--seed must lie in 0..2**64-1, got {s.seed}"),
-            (s.sample >= 0 and math.isfinite(s.sample), f"--sample must be ≥ 0, got {s.sample}"),
-            (s.alpha > 0 and math.isfinite(s.alpha), f"--alpha must be positive, got {s.alpha}"),
-            (0 <= s.min_alpha <= s.alpha, "--min-alpha must lie between 0 and --alpha"),
+            (s.tree in TREE_KINDS, f"{param('tree')} must be one of {', '.join(TREE_KINDS)}, got {s.tree!r}"),
+            (s.split in SPLITS, f"{param('split')} must be one of {', '.join(SPLITS)}, got {s.split!r}"),
+            (0 <= s.epsilon < 0.5, f"{param('epsilon')} must lie in [0, 0.5), got {s.epsilon}"),
+            (0 <= s.seed < 2**64, f"{param('seed')} must lie in 0..2**64-1, got {s.seed}"),
+            (s.sample >= 0 and math.isfinite(s.sample), f"{param('sample')} must be ≥ 0, got {s.sample}"),
+            (s.alpha > 0 and math.isfinite(s.alpha), f"{param('alpha')} must be positive, got {s.alpha}"),
+            (0 <= s.min_alpha <= s.alpha, f"{param('min_alpha')} must lie between 0 and {param('alpha')}"),
         ]
         most_threads = max(4 * available_cores(), 16)
         for name, value, low, high in [
             ("dim", s.dim, 1, MAX_DIM), ("window", s.window, 1, MAX_WINDOW),
-            ("min-count", s.min_count, 1, 2**62), ("max-vocab", s.max_vocab, 2, 2**31 - 1),
+            ("min_count", s.min_count, 1, 2**62), ("max_vocab", s.max_vocab, 2, 2**31 - 1),
             ("epochs", s.epochs, 1, MAX_EPOCHS), ("threads", s.threads, 1, most_threads),
-            ("huffman-levels", s.huffman_levels, 0, 2**31 - 1), ("max-codes", s.max_codes, 1, 64),
+            ("huffman_levels", s.huffman_levels, 0, 2**31 - 1), ("max_codes", s.max_codes, 1, 64),
         ]:
             checks.append((value is None or low <= value <= high,
-                           f"--{name} must lie in {low}..{high}, got {value}"))
+                           f"{param(name)} must lie in {low}..{high}, got {value}"))
         for ok, message in checks:
             if not ok:
                 raise HSW2VError(message)
@@ -123,7 +123,7 @@ class TrainSettings:
             users = [k for k, b in tree_builders.items() if f.name in b.settings]
             given = getattr(s, f.name) != getattr(defaults, f.name)
             if users and given and s.tree not in users:
-                raise HSW2VError(f"--{f.name.replace('_', '-')} goes with --tree {' or '.join(users)}")
+                raise HSW2VError(f"{param(f.name)} goes with {' or '.join(param('tree', u) for u in users)}")
         problem = builder.check(s)
         if problem:
             raise HSW2VError(problem)

@@ -152,7 +152,7 @@ def test_init_model_trains_further(tmp_path, planted):
     outside = {w: c for w, c in tokens.items() if w not in base.vocab}
     assert more.skipped == {"tokens": sum(outside.values()), "types": len(outside)}
     assert more.settings.dim == 8 and more.settings.epochs == 1
-    with pytest.raises(hsw2v.HSW2VError, match="keeps the model's --dim"):
+    with pytest.raises(hsw2v.HSW2VError, match="keeps the model's dim"):
         hsw2v.train(str(second), init_model=base, dim=16, progress=False)
 
 

@@ -364,3 +364,16 @@ def test_corpus_urls(tmp_path, small_corpus, http_server):
                        "--min-count", "1", "--dim", "4", "--epochs", "1", "--quiet")
     assert result.returncode == 0, result.stderr
     assert "no such file" in one_line_error(run_hsw2v(tmp_path, "vocab", f"{base}/absent.txt"))
+
+
+def test_help_names_every_compression_the_reader_reads():
+    """Each command whose help names a compressed format names all that the reader opens."""
+    import click
+
+    from hsw2v.text.reader import COMPRESSED
+
+    for name, command in cli.commands.items():
+        text = command.get_help(click.Context(command, info_name=name))
+        if any(ext in text for ext in COMPRESSED):
+            missing = [ext for ext in COMPRESSED if ext not in text]
+            assert not missing, f"hsw2v {name} --help omits {missing}"

@@ -13,7 +13,7 @@ from hsw2v.errors import HSW2VError
 from hsw2v.model import word2vec_format as w2v
 from hsw2v.model.model import load_model, read_vectors
 from hsw2v.model.word2vec_format import read_word2vec, write_vectors, write_vectors_to
-from hsw2v.runs.trainer import train
+from hsw2v.runs.trainer import train_locally as train
 from hsw2v.system.files import atomic_write
 
 WORDS = ["the", "naïve", "日本", "x"]
@@ -194,7 +194,7 @@ def test_model_settings_are_typed_and_checked(tmp_path, small_corpus):
     assert isinstance(back.settings.window, int) and back.settings.dim == 4
     for bad, field in [({**meta["settings"], "window": "x"}, "window"),
                        ({**meta["settings"], "cbow_mean": 1}, "cbow_mean"),
-                       ({**meta["settings"], "arch": "lstm"}, "--arch"),
+                       ({**meta["settings"], "arch": "lstm"}, "arch must be one of"),
                        ({**meta["settings"], "epoch_loss": "low"}, "epoch_loss"),
                        (["not", "a", "dict"], "JSON object")]:
         with pytest.raises(HSW2VError, match=field):

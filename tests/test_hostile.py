@@ -355,7 +355,7 @@ def test_a_model_that_would_inflate_is_refused_unread(work):
     ({"counts": np.ones((40, 2), dtype=np.int64)}, "counts"),
     ({"meta": "settings list"}, "JSON object"),
     ({"meta": {"window": "x"}}, "window"),
-    ({"meta": {"window": 10**20}}, "--window"),
+    ({"meta": {"window": 10**20}}, "window must lie in"),
     ({"counts": np.zeros(40, dtype=np.int64)}, "counts must be positive"),
     ({"vectors": "nan"}, "NaN"),
 ])

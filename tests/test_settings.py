@@ -30,16 +30,17 @@ def test_integer_ranges_hold_at_both_ends(name, low, high):
         assert getattr(TrainSettings(**{name: ok}).resolved(), name) == ok
     flag = "--" + name.replace("_", "-")
     for bad in (low - 1, high + 1):
-        with pytest.raises(HSW2VError, match=f"^{flag} must lie in ") as e:
+        with pytest.raises(HSW2VError, match=f"^{name} must lie in ") as e:
             TrainSettings(**{name: bad}).resolved()
         assert str(e.value).endswith(f"got {bad}")
+        assert e.value.for_command_line() == str(e.value).replace(name, flag, 1)
         if name != "seed":
             assert f"must lie in {low}..{high}, " in str(e.value)
 
 
 @pytest.mark.parametrize(("name", "ok", "bad", "message"), [
-    ("sample", [0.0, 1e-5], [-1e-12, math.inf, math.nan], "--sample must be ≥ 0"),
-    ("alpha", [1e-4, 1.0], [0.0, -0.1, math.inf, math.nan], "--alpha must be positive"),
+    ("sample", [0.0, 1e-5], [-1e-12, math.inf, math.nan], "sample must be ≥ 0"),
+    ("alpha", [1e-4, 1.0], [0.0, -0.1, math.inf, math.nan], "alpha must be positive"),
 ])
 def test_rates(name, ok, bad, message):
     for value in ok:
@@ -53,8 +54,9 @@ def test_min_alpha_lies_between_zero_and_alpha():
     assert TrainSettings(alpha=0.01, min_alpha=0.01).resolved().min_alpha == 0.01
     assert TrainSettings(alpha=0.01, min_alpha=0.0).resolved().min_alpha == 0.0
     for bad in (0.0101, -1e-9):
-        with pytest.raises(HSW2VError, match="^--min-alpha must lie between 0 and --alpha$"):
+        with pytest.raises(HSW2VError, match="^min_alpha must lie between 0 and alpha$") as e:
             TrainSettings(alpha=0.01, min_alpha=bad).resolved()
+        assert e.value.for_command_line() == "--min-alpha must lie between 0 and --alpha"
 
 
 def test_defaults_filled_in_as_word2vec_c_does():
@@ -73,7 +75,7 @@ def test_defaults_filled_in_as_word2vec_c_does():
     ("split", "thirds", "balanced, adaptive"),
 ])
 def test_choices_are_named(name, value, choices):
-    with pytest.raises(HSW2VError, match=f"^--{name} must be one of {choices}, got '{value}'$"):
+    with pytest.raises(HSW2VError, match=f"^{name} must be one of {choices}, got '{value}'$"):
         TrainSettings(**{name: value}).resolved()
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hsw2v.errors import HSW2VError
+from hsw2v.errors import HSW2VError, param
 from hsw2v.text.tokens import (
     TypeArrays,
     build_table,
@@ -146,7 +146,7 @@ class Spill:
         except OSError as e:
             self.file.close()
             raise HSW2VError(f"cannot spill word counts to {directory or tempfile.gettempdir()}: "
-                             f"{e.strerror or e}; free some space or raise --count-memory") from None
+                             f"{e.strerror or e}; free some space or raise {param('count_memory')}") from None
 
     def _read(self, name: str, dtype, lo: int, hi: int) -> np.ndarray:
         size = np.dtype(dtype).itemsize

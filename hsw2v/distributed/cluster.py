@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from hsw2v.errors import HSW2VError
+from hsw2v.errors import HSW2VError, param
 from hsw2v.settings import CONNECT_SECONDS
 
 
@@ -18,7 +18,7 @@ def _distributed():
     try:
         import distributed
     except ImportError:
-        raise HSW2VError("--engine dask needs dask.distributed: pip install 'hsw2v[dask]'") from None
+        raise HSW2VError(f"{param('engine', 'dask')} needs dask.distributed: pip install 'hsw2v[dask]'") from None
     return distributed
 
 
@@ -42,7 +42,7 @@ def connect(client: Any = None, scheduler: str | None = None,
             yield c
         return
     if not workers or workers < 1:
-        raise HSW2VError("--engine dask needs --scheduler ADDRESS or --workers N (N ≥ 1)")
+        raise HSW2VError(f"{param('engine', 'dask')} needs {param('scheduler')} ADDRESS or {param('workers')} N (N ≥ 1)")
     quiet = "ignore::UserWarning:multiprocessing.resource_tracker"
     if quiet not in sys.warnoptions:  # passed on to the tracker of the worker processes,
         sys.warnoptions.append(quiet)  # which would warn of their semaphores after Ctrl-C

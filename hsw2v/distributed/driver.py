@@ -59,17 +59,17 @@ from hsw2v.distributed.rounds import (
     train_slice,
     warm_up,
 )
-from hsw2v.errors import HSW2VError
+from hsw2v.errors import HSW2VError, param
 from hsw2v.model.model import Model
 from hsw2v.runs.checkpoint import Checkpoints, Position, load_checkpoint
 from hsw2v.runs.schedule import EpochLoss, LearningRate
 from hsw2v.runs.trainer import carried_settings, check_converging, check_vocab
-from hsw2v.settings import CONNECT_SECONDS, TrainSettings
+from hsw2v.settings import CONNECT_SECONDS, TrainSettings, available_cores
 from hsw2v.system.progress import progress_bar
 from hsw2v.system.signals import raise_pending
 from hsw2v.text.reader import COMPRESSED, Slice, corpus_files, describe, is_url
 from hsw2v.text.tokens import TypeArrays
-from hsw2v.training.kinds import available_cores, model_kind
+from hsw2v.training.kinds import model_kind
 from hsw2v.trees.registry import TreeInputs, build_tree, tree_builders
 
 SHARD_SHIFT = 44
@@ -83,7 +83,7 @@ def list_shards(corpus: list[str]) -> list[str]:
     """The files that CORPUS names, as the workers see them."""
     files = corpus_files(corpus)
     if "-" in files:
-        raise HSW2VError("--engine dask reads files or URLs, not stdin (-)")
+        raise HSW2VError(f"{param('engine', 'dask')} reads files or URLs, not stdin (-)")
     return files
 
 
@@ -172,7 +172,7 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
                   checkpoint: str | None = None, checkpoint_every: float = 30.0,
                   resume: str | None = None, **settings) -> Model:
     """Train on a Dask cluster (see the module's notes); the settings are those of
-    :func:`hsw2v.runs.trainer.train`, with ``threads`` per worker (default: a
+    :func:`hsw2v.runs.trainer.train_locally`, with ``threads`` per worker (default: a
     LocalCluster's share of the cores, or the workers' own thread count), and
     ``round_words`` the words each worker trains a round (default by architecture,
     :data:`hsw2v.settings.ROUND_WORDS`). ``checkpoint`` saves the global weights and the run's position between rounds
@@ -181,9 +181,9 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
     saver = Checkpoints(checkpoint, checkpoint_every) if checkpoint else None
     state = load_checkpoint(resume) if resume else None
     if state and not state[1].round_slices:
-        raise HSW2VError(f"{resume}: a checkpoint of a local run; resume it without --engine dask")
+        raise HSW2VError(f"{resume}: a checkpoint of a local run; resume it without {param('engine', 'dask')}")
     if round_words is not None and round_words < 1:
-        raise HSW2VError(f"--round-words must be at least 1, got {round_words}")
+        raise HSW2VError(f"{param('round_words')} must be at least 1, got {round_words}")
     local_threads = max(1, available_cores() // workers) if workers and not scheduler else None
     threads = settings.pop("threads", None) or local_threads
     with connect(client, scheduler, None if client is not None else workers) as c:
@@ -200,8 +200,8 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
             s = TrainSettings(threads=threads, **settings).resolved()
         if not tree_builders[s.tree].on_dask:
             here = [k for k, b in tree_builders.items() if b.on_dask]
-            raise HSW2VError(f"--engine dask builds these trees: {', '.join(here)}; "
-                             f"--tree {s.tree} is built locally")
+            raise HSW2VError(f"{param('engine', 'dask')} builds these trees: {', '.join(here)}; "
+                             f"{param('tree', s.tree)} is built locally")
         pending: list = []
         try:
             return _train(c, list(corpus), s, round_words or model_kind(s.arch).round_words, count_memory,

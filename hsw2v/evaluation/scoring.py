@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from hsw2v.counting.corpus import WordTable
-from hsw2v.errors import HSW2VError
+from hsw2v.errors import HSW2VError, param
 from hsw2v.hs.codes import word_log_prob
 from hsw2v.jit.helpers import JIT
 from hsw2v.settings import MAX_WINDOW
@@ -63,7 +63,7 @@ def score(model, corpus: str, window: int | None = None) -> dict:
     """
     window = window or model.settings.window
     if not 1 <= window <= MAX_WINDOW:
-        raise HSW2VError(f"--window must lie in 1..{MAX_WINDOW}, got {window}")
+        raise HSW2VError(f"{param('window')} must lie in 1..{MAX_WINDOW}, got {window}")
     config = model_kind(model.arch).config_of(model.settings)._replace(window=window)
     table = WordTable(model.vocab.words)
     visitor = HeldOutScore(config, model.vectors, model.node_vectors, model.tree.flat,

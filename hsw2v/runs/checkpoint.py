@@ -14,7 +14,7 @@ import time
 import zipfile
 from dataclasses import asdict, dataclass, field
 
-from hsw2v.errors import HSW2VError
+from hsw2v.errors import HSW2VError, param
 from hsw2v.model.model import Model, load_model
 from hsw2v.system.files import atomic_write
 
@@ -72,7 +72,7 @@ def load_checkpoint(path: str) -> tuple[Model, Position]:
     try:
         with zipfile.ZipFile(path) as z:
             if CHECKPOINT_MEMBER not in z.namelist():
-                raise HSW2VError(f"{path}: a model, not a checkpoint (train with --checkpoint)")
+                raise HSW2VError(f"{path}: a model, not a checkpoint (train with {param('checkpoint')})")
             if z.getinfo(CHECKPOINT_MEMBER).file_size > MAX_POSITION_BYTES:
                 raise HSW2VError(f"{path}: corrupt checkpoint (its position is too large)")
             record = json.loads(z.read(CHECKPOINT_MEMBER).decode())
@@ -96,7 +96,7 @@ class Checkpoints:
 
     def __init__(self, path: str, minutes: float):
         if not minutes >= 0:
-            raise HSW2VError(f"--checkpoint-every must be ≥ 0 minutes, got {minutes}")
+            raise HSW2VError(f"{param('checkpoint_every')} must be ≥ 0 minutes, got {minutes}")
         self.path = path
         self.seconds = 60.0 * minutes
         self.last = time.monotonic()

@@ -20,7 +20,7 @@ import numpy as np
 
 from hsw2v.counting.corpus import TokenSpool, WordCounts, WordTable, count_words
 from hsw2v.counting.vocab import Vocab
-from hsw2v.errors import HSW2VError
+from hsw2v.errors import HSW2VError, param
 from hsw2v.model.model import Model
 from hsw2v.runs.checkpoint import Checkpoints, Position, load_checkpoint
 from hsw2v.runs.kernels import KernelSetup, kernel_setup
@@ -57,20 +57,20 @@ def build_vocab(corpus: Source, min_count: int = 5, max_vocab: int | None = None
 def check_vocab(vocab: Vocab, min_count: int, corpus: Source) -> None:
     """A tree needs two words: say which setting to change when there are fewer."""
     if len(vocab) == 0:
-        raise HSW2VError(f"{describe(corpus)}: no word occurs at least {min_count} times; lower --min-count")
+        raise HSW2VError(f"{describe(corpus)}: no word occurs at least {min_count} times; lower {param('min_count')}")
     if len(vocab) == 1:
         raise HSW2VError(
             f"{describe(corpus)}: only one word ({vocab.words[0]!r}) occurs at least {min_count} times; "
-            "hierarchical softmax needs two; lower --min-count"
+            f"hierarchical softmax needs two; lower {param('min_count')}"
         )
 
 
-def train(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | str | None = None,
+def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | str | None = None,
           tree_from: Model | None = None, init_model: Model | None = None,
           checkpoint: str | None = None, checkpoint_every: float = CHECKPOINT_MINUTES,
           resume: str | None = None, count_memory: int | None = None, progress: bool = True,
           **settings) -> Model:
-    """Train word vectors on ``corpus``: a path (plain, .gz or .bz2; ``-`` for stdin)
+    """Train word vectors on ``corpus``: a path (plain, .gz, .bz2 or .zst; ``-`` for stdin)
     or a list of them, read in order (see :func:`hsw2v.text.reader.corpus_files`).
 
     Keyword settings are those of :class:`TrainSettings`. ``vocab`` skips counting;
@@ -94,7 +94,7 @@ def train(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | str | None
         settings["tree"], tree = tree, None
     if init_model is not None:
         s = carried_settings(replace(init_model.settings, threads=None), settings, CONTINUED,
-                     "--init-model keeps the model's")
+                     f"{param('init_model')} keeps the model's")
     else:
         s = TrainSettings(**settings).resolved()
     if tree is not None and (kind := tree.kind.partition("-")[0]) in TREE_KINDS:
@@ -167,8 +167,8 @@ def carried_settings(base: TrainSettings, given: dict, allowed: tuple[str, ...],
     with a different value is an error (``why`` says whose settings are kept)."""
     for name, value in given.items():
         if name not in allowed and value != getattr(base, name):
-            raise HSW2VError(f"{why} --{name.replace('_', '-')} ({getattr(base, name)}); "
-                             f"drop --{name.replace('_', '-')} {value}")
+            raise HSW2VError(f"{why} {param(name)} ({getattr(base, name)}); "
+                             f"drop {param(name, value)}")
     return replace(base, **{k: v for k, v in given.items() if k in allowed}).resolved()
 
 
@@ -198,7 +198,7 @@ def _resume(corpus: Source, resume: str, saver: Checkpoints | None, progress: bo
     """Continue the run saved in the checkpoint ``resume`` (see :func:`train`)."""
     model, position = load_checkpoint(resume)
     if position.round_slices:
-        raise HSW2VError(f"{resume}: a checkpoint of --engine dask; resume it with --engine dask")
+        raise HSW2VError(f"{resume}: a checkpoint of {param('engine', 'dask')}; resume it with {param('engine', 'dask')}")
     s = carried_settings(model.settings, settings, ("threads",),
                  f"{resume}: a resumed run keeps the checkpoint's")
     model.settings = s
@@ -224,7 +224,7 @@ def check_converging(model: Model) -> None:
     if (not np.isfinite(model.epoch_loss).all() or not np.isfinite(model.vectors).all()
             or not np.isfinite(model.node_vectors).all() or last > DIVERGED * untrained):
         raise HSW2VError(f"training diverged (loss {last:.4g} nats, {untrained:.3g} untrained); "
-                         f"lower --alpha (it was {s.alpha:g})")
+                         f"lower {param('alpha')} (it was {s.alpha:g})")
 
 
 def _make_tree(path: Source, vocab: Vocab, s: TrainSettings, tree_from: Model | None,
@@ -235,12 +235,12 @@ def _make_tree(path: Source, vocab: Vocab, s: TrainSettings, tree_from: Model | 
     builder = tree_builder(s.tree)
     if tree_from is not None and not builder.learns_from_model:
         learners = [k for k, b in tree_builders.items() if b.learns_from_model]
-        raise HSW2VError(f"--tree-from goes with --tree {' or '.join(learners)}")
+        raise HSW2VError(f"{param('tree_from')} goes with {' or '.join(param('tree', k) for k in learners)}")
     if builder.learns_from_model and tree_from is None:
         defaults = TrainSettings()
         first = {**asdict(s), "tree": "huffman",
                  **{k: getattr(defaults, k) for k in builder.settings}}
-        tree_from = train(path, vocab=vocab, progress=progress, **first)
+        tree_from = train_locally(path, vocab=vocab, progress=progress, **first)
     return builder.build(TreeInputs(vocab.words, vocab.counts, s, tree_from, path))
 
 

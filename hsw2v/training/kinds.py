@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from hsw2v.errors import HSW2VError
+from hsw2v.errors import HSW2VError, param
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ model_kinds: dict[str, ModelKind] = {
 def model_kind(name: str) -> ModelKind:
     """The kind named ``name``, or an HSW2VError listing the kinds."""
     if name not in model_kinds:
-        raise HSW2VError(f"--arch must be one of {', '.join(model_kinds)}, got {name!r}")
+        raise HSW2VError(f"{param('arch')} must be one of {', '.join(model_kinds)}, got {name!r}")
     return model_kinds[name]
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hsw2v.errors import HSW2VError
+from hsw2v.errors import HSW2VError, param
 from hsw2v.system.files import atomic_write
 
 if TYPE_CHECKING:
@@ -68,16 +68,16 @@ def plot_tree(model: Model, path: str, levels: int = 4, words: int = 3) -> dict[
     root on the left; each node is labelled with its ``words`` most frequent words
     (a word's leaf, with the word). Returns the labels (see :func:`top_words`)."""
     if not 1 <= levels <= MAX_LEVELS:
-        raise HSW2VError(f"--levels must be between 1 and {MAX_LEVELS}, got {levels}")
+        raise HSW2VError(f"{param('levels')} must be between 1 and {MAX_LEVELS}, got {levels}")
     if words < 1:
-        raise HSW2VError(f"--words must be at least 1, got {words}")
+        raise HSW2VError(f"{param('words')} must be at least 1, got {words}")
     kind = os.path.splitext(path)[1][1:].lower()
     if kind not in FORMATS:
-        raise HSW2VError(f"{path}: --plot writes {', '.join('.' + f for f in FORMATS)} files")
+        raise HSW2VError(f"{path}: {param('plot')} writes {', '.join('.' + f for f in FORMATS)} files")
     try:
         from matplotlib.figure import Figure
     except ImportError:
-        raise HSW2VError("--plot needs matplotlib: pip install 'hsw2v[plot]'") from None
+        raise HSW2VError(f"{param('plot')} needs matplotlib: pip install 'hsw2v[plot]'") from None
     labels = top_words(model, levels, words)
     drawn = _layout(model, levels)
     v = model.tree.n_leaves

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from hsw2v.errors import HSW2VError
+from hsw2v.errors import HSW2VError, param
 from hsw2v.trees.tree import Tree, balanced, classes, fano, huffman, random_tree
 
 
@@ -66,11 +66,11 @@ def _semantic(inputs: TreeInputs) -> Tree:
 
 def _semantic_check(s: Any) -> str | None:
     if s.epsilon and s.split != "adaptive":
-        return "--epsilon goes with --tree semantic --split adaptive"
+        return f"{param('epsilon')} goes with {param('tree', 'semantic')} {param('split', 'adaptive')}"
     if s.epsilon and s.huffman_levels:
-        return "--epsilon and --huffman-levels do not go together"
+        return f"{param('epsilon')} and {param('huffman_levels')} do not go together"
     if s.epsilon and s.max_codes == 1:
-        return "--epsilon needs --max-codes of 2 or more"
+        return f"{param('epsilon')} needs {param('max_codes')} of 2 or more"
     return None
 
 

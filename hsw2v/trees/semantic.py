@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from hsw2v.counting.corpus import WordTable
-from hsw2v.errors import HSW2VError
+from hsw2v.errors import HSW2VError, param
 from hsw2v.jit.helpers import JIT
 from hsw2v.text.reader import Source, iter_blocks
 from hsw2v.training.kinds import model_kind
@@ -181,7 +181,7 @@ def gmm_log_odds(X, idx, iters):
 def gmm_splitter(X: np.ndarray, split: str = "balanced", iters: int = 10):
     """A ``split(order, lo, hi)`` for :func:`hsw2v.trees.tree.from_splits` that clusters ``X``."""
     if split not in SPLITS:
-        raise HSW2VError(f"--split must be one of {', '.join(SPLITS)}, got {split!r}")
+        raise HSW2VError(f"{param('split')} must be one of {', '.join(SPLITS)}, got {split!r}")
     X = np.ascontiguousarray(X, dtype=np.float32)
 
     def divide(order, lo, hi):
