@@ -15,6 +15,7 @@ from hsw2v.errors import HSW2VError
 from hsw2v.hs import codes
 from hsw2v.hs.codes import best_first_codes, search_buffers
 from hsw2v.model.model import load_model
+from hsw2v.training.kinds import model_kinds
 from hsw2v.trees.semantic import semantic_tree
 from hsw2v.trees.tree import from_overlapping_splits
 
@@ -171,7 +172,7 @@ def test_step_with_several_codes_is_the_exact_gradient(bias):
             assert grad_h[d] / alpha == pytest.approx(numeric, abs=3e-4)
 
 
-@pytest.fixture(scope="module", params=["cbow", "skipgram"])
+@pytest.fixture(scope="module", params=sorted(model_kinds))
 def codes_model(request, tmp_path_factory):
     m = trained_codes_model(request.param)
     assert m.tree.codes_per_word.max() > 1 and m.tree.codes_per_word.mean() > 1.2

@@ -2,9 +2,10 @@ import numpy as np
 import pytest
 
 import hsw2v
+from hsw2v.training.kinds import model_kinds
 
 
-@pytest.mark.parametrize("arch", ["skipgram", "cbow"])
+@pytest.mark.parametrize("arch", sorted(model_kinds))
 def test_planted_groups_are_neighbours(planted, arch):
     corpus, groups = planted
     model = hsw2v.train(corpus, arch=arch, min_count=1, dim=16, epochs=3, sample=0,
@@ -32,7 +33,7 @@ def test_single_thread_is_deterministic(small_corpus):
     assert not np.array_equal(a.vectors, c.vectors)
 
 
-@pytest.mark.parametrize("arch", ["skipgram", "cbow"])
+@pytest.mark.parametrize("arch", sorted(model_kinds))
 def test_spooled_tokens_train_as_the_text(small_corpus, arch):
     """Epochs read from the counting pass's token spool train exactly as epochs
     that read and encode the text again."""

@@ -7,6 +7,7 @@ from hsw2v.jit import helpers as utils
 from hsw2v.training import block as sgd
 from hsw2v.training import walk
 from hsw2v.training.block import train_block
+from hsw2v.training.kinds import model_kinds
 from hsw2v.training.state import Weights, new_state
 from hsw2v.trees.tree import huffman, random_tree
 
@@ -141,7 +142,7 @@ def block_inputs(rng, n_words, vocab_size, sentence_len):
     return ids, ends
 
 
-@pytest.mark.parametrize("arch", ["skipgram", "cbow"])
+@pytest.mark.parametrize("arch", sorted(model_kinds))
 def test_reported_loss_is_mean_neg_log_prob(arch):
     """With alpha 0 nothing moves, so the kernel's loss must equal a direct sum."""
     rng = np.random.default_rng(1)
@@ -289,7 +290,7 @@ def test_hot_nodes_are_the_most_visited():
             assert np.array_equal(slot[hot], np.arange(k)) and (slot >= 0).sum() == k
 
 
-@pytest.mark.parametrize("arch", ["skipgram", "cbow"])
+@pytest.mark.parametrize("arch", sorted(model_kinds))
 def test_hot_rows_match_in_place_training(arch):
     """With one thread, training hot nodes in private rows and merging them gives
     the same weights as training them in place."""

@@ -21,6 +21,7 @@ from hsw2v.counting.vocab import Vocab
 from hsw2v.errors import HSW2VError
 from hsw2v.model.model import Model, load_model, read_vectors
 from hsw2v.settings import TrainSettings
+from hsw2v.training.kinds import model_kinds
 from hsw2v.trees.tree import balanced, huffman
 
 from .conftest import model_bomb
@@ -301,7 +302,7 @@ def test_a_trained_model_round_trips(small_corpus, tmp_path):
     assert loaded.predict(context, 5) == m.predict(context, 5)
 
 
-@pytest.mark.parametrize("arch", ["cbow", "skipgram"])
+@pytest.mark.parametrize("arch", sorted(model_kinds))
 def test_node_biases_round_trip_and_must_match_the_settings(small_corpus, tmp_path, arch):
     """A --node-bias model keeps each node's bias as the column after its vector,
     round-trips, and predicts with it; a bias column that the settings do not

@@ -9,6 +9,7 @@ import hsw2v
 from hsw2v.cli import cli
 from hsw2v.errors import HSW2VError
 from hsw2v.evaluation.scoring import score
+from hsw2v.training.kinds import model_kinds
 
 from .conftest import REPO, codes_model
 from .references import reference_log_probs
@@ -16,7 +17,7 @@ from .references import reference_log_probs
 CORPUS = str(REPO / "data" / "enwiki-1m.txt.gz")
 
 
-@pytest.fixture(scope="module", params=["cbow", "skipgram"])
+@pytest.fixture(scope="module", params=sorted(model_kinds))
 def model(request, tmp_path_factory):
     m = hsw2v.train(CORPUS, arch=request.param, max_vocab=3000, dim=16, epochs=1, threads=2,
                     progress=False)

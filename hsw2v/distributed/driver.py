@@ -239,12 +239,14 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
     if state and (vocab.words != state[0].words or list(vocab.counts) != list(state[0].vocab.counts)):
         raise HSW2VError(f"{describe(shards)}: the corpus changed since the checkpoint was saved")
     tree = state[0].tree if state else build_tree(s.tree, TreeInputs(vocab.words, vocab.counts, s))
+    names = list(model_kind(s.arch).matrices(len(vocab), s.dim, s))  # the kind's other matrices
     per_epoch = vocab.total
     slices = epoch_slices(shards, sizes, round_words, per_epoch / tokens)
     plan = Job(uuid.uuid4().hex, vocab, tree, s, s.epochs * per_epoch, row_visits(vocab, tree, s))
     job = on_cluster(c, plan, "job")
     if state:
-        anchor = on_cluster(c, Anchor(0, state[0].vectors, state[0].node_vectors), "resumed-weights")
+        anchor = on_cluster(c, Anchor(0, state[0].vectors, state[0].node_vectors,
+                                      state[0].extra_matrices), "resumed-weights")
     else:
         anchor = c.submit(first_weights, job, key=task_key("first-weights"))
     c.gather([c.submit(warm_up, job, key=task_key("warm-up"), workers=[w], pure=False)
@@ -311,7 +313,7 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
             account(*rounds.pop(0))
         reanchor(now=True)
         w = anchor.result()
-        saver.save(Model(vocab, tree, w.syn0, w.syn1, s),
+        saver.save(Model(vocab, tree, w.syn0, w.syn1, s, extra=dict(zip(names, w.extra))),
                    Position(per_epoch, False, epoch, next_slice, 0, done, loss_sum, examples,
                             [], width))
 
@@ -354,7 +356,8 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
         c.run(release, plan.token)  # the workers' copies of this run's weights
     finally:
         bar.close()
-    model = Model(vocab, tree, np.array(final.syn0), np.array(final.syn1), s)
+    model = Model(vocab, tree, np.array(final.syn0), np.array(final.syn1), s,
+                  extra={name: np.array(m) for name, m in zip(names, final.extra)})
     model.epoch_loss = losses.means()
     model.seconds = {**seconds, "train": time.perf_counter() - start}
     check_converging(model)

@@ -66,11 +66,17 @@ def row_visits(vocab: Vocab, tree: Tree, s: TrainSettings) -> tuple[np.ndarray, 
 
 
 class Anchor(NamedTuple):
-    """The global weights at the start of round ``round`` of the run."""
+    """The global weights at the start of round ``round`` of the run (``extra``: the
+    model kind's other matrices, in its order)."""
 
     round: int
     syn0: np.ndarray
     syn1: np.ndarray
+    extra: tuple = ()
+
+    def copy(self) -> Anchor:
+        return Anchor(self.round, self.syn0.copy(), self.syn1.copy(),
+                      tuple(m.copy() for m in self.extra))
 
 
 class Change(NamedTuple):
@@ -78,7 +84,8 @@ class Change(NamedTuple):
     (ascending) and the summed moves, each row as int8 steps of its own scale
     (:func:`hsw2v.distributed.quantize.quantized_differences`: within 1/254 of the row's largest
     move, in a quarter of the bytes of float32); the round's words, loss sum, examples, and
-    the number of replicas."""
+    the number of replicas. The model kind's other matrices (``extra``) change
+    whole: their summed moves, as float32."""
 
     rows0: np.ndarray
     syn0: np.ndarray  # int8 (len(rows0), D)
@@ -90,13 +97,15 @@ class Change(NamedTuple):
     loss_sum: float
     examples: int
     replicas: int = 1
+    extra: tuple = ()
 
 
 def first_weights(job: Job) -> Anchor:
     """The starting weights, as a local run with the same seed has them."""
     s = job.settings
+    extra = model_kind(s.arch).extra_weights(len(job.vocab), s.dim, s)
     return Anchor(0, *initial_weights(len(job.vocab), job.tree.n_leaves - 1, s.dim, s.seed,
-                                     s.node_bias))
+                                     s.node_bias), tuple(extra.values()))
 
 
 class Reach(NamedTuple):
@@ -171,7 +180,7 @@ MEAN_VISITS = 2000
 about the midpoint of their summed and their mean change (see :func:`_apply`)."""
 
 
-def _apply(syn0: np.ndarray, syn1: np.ndarray, changes: list[Change], job: Job) -> None:
+def _apply(weights: Anchor, changes: list[Change], job: Job) -> None:
     """Move the global weights by a round's changes, in place. Each row moves by the
     replicas' summed change times ``1/P + (1 - 1/P) / (1 + P·v / MEAN_VISITS)``,
     where P is the number of replicas and v the number of times each updated the
@@ -180,9 +189,12 @@ def _apply(syn0: np.ndarray, syn1: np.ndarray, changes: list[Change], job: Job) 
     thousands of times (frequent words, the nodes near the root) takes the mean of
     the replicas' changes, each an estimate of one move made from the same start:
     their sum overshoots (with 4 workers, CBOW diverged when only rows past 10,000
-    updates took the mean)."""
+    updates took the mean). The kind's other matrices take the replicas' mean change."""
+    syn0, syn1 = weights.syn0, weights.syn1
     p, words = sum(ch.replicas for ch in changes), sum(ch.words for ch in changes)
     for ch in changes:
+        for matrix, moved in zip(weights.extra, ch.extra):
+            matrix += moved / np.float32(p)
         for w, rows, steps, scale, visits in ((syn0, *ch[0:3], job.visits[0]),
                                               (syn1, *ch[3:6], job.visits[1])):
             together = visits[rows] * words  # updates of the row by all the replicas
@@ -200,9 +212,9 @@ def weights_at(job: Job, anchor: Anchor, history: list[list[Change]]) -> Anchor:
         held = _RESIDENT.get(job.token)
         keep = held is None or held.round <= r  # (an older round, for a rerun task, is built aside)
         if held is None or not anchor.round <= held.round <= r:
-            held = Anchor(anchor.round, anchor.syn0.copy(), anchor.syn1.copy())
+            held = anchor.copy()
         for changes in history[held.round - anchor.round:]:
-            _apply(held.syn0, held.syn1, changes, job)
+            _apply(held, changes, job)
         held = held._replace(round=r)
         if keep:
             _RESIDENT.clear()
@@ -212,8 +224,7 @@ def weights_at(job: Job, anchor: Anchor, history: list[list[Change]]) -> Anchor:
 
 def anchor_at(job: Job, anchor: Anchor, history: list[list[Change]]) -> Anchor:
     """The global weights after ``history``, as a value of their own (a new anchor)."""
-    held = weights_at(job, anchor, history)
-    return Anchor(held.round, held.syn0.copy(), held.syn1.copy())
+    return weights_at(job, anchor, history).copy()
 
 
 DENSE_WORDS = 4
@@ -240,7 +251,7 @@ class ReplicaBlocks:
         self.dense, self.again, self.threads = dense, again, threads
         self.spool = spool if isinstance(part, str | Slice) else None
         if dense:
-            for dst, src in zip(replica, (start.syn0, start.syn1)):
+            for dst, src in zip(replica[:2], (start.syn0, start.syn1)):
                 _in_spans(threads, len(src), lambda lo, hi, dst=dst, src=src:
                           np.copyto(dst[lo:hi], src[lo:hi]))
             self.rows = (np.arange(len(start.syn0), dtype=np.int32),
@@ -259,7 +270,7 @@ class ReplicaBlocks:
         """Copy the rows the words ``ids`` can read that no block before has."""
         if self.dense:
             return
-        (syn0, syn1), (seen0, seen1), (rows0, rows1) = self.replica, self.seen, self.rows
+        (syn0, syn1), (seen0, seen1), (rows0, rows1) = self.replica[:2], self.seen, self.rows
         before = self.taken[0]
         self.taken[0] = take_rows(ids, *self.reach.words, self.start.syn0, syn0, seen0, rows0, before)
         self.taken[1] = take_rows(rows0[before:self.taken[0]], *self.reach.nodes, self.start.syn1,
@@ -287,7 +298,8 @@ class ReplicaBlocks:
                               self.threads),
                       *_moved(self.replica[1], self.start.syn1, self.rows[1][:self.taken[1]],
                               self.threads),
-                      words, loss_sum, examples)
+                      words, loss_sum, examples,
+                      extra=tuple(new - old for new, old in zip(self.replica[2:], self.start.extra)))
 
 
 def _moved(new: np.ndarray, old: np.ndarray, candidates: np.ndarray, threads: int = 1
@@ -317,8 +329,13 @@ def train_slice(job: Job, anchor: Anchor, history: list[list[Change]], part: str
     start = weights_at(job, anchor, history)
     with _LOCK:  # a replica's arrays, reused from round to round (one a task)
         replica = _REPLICAS.pop(job.token, None) or (np.zeros_like(start.syn0),
-                                                     np.zeros_like(start.syn1))
-    model = Model(job.vocab, job.tree, *replica, s)
+                                                     np.zeros_like(start.syn1),
+                                                     *(np.zeros_like(m) for m in start.extra))
+    for dst, src in zip(replica[2:], start.extra):  # (a kind's other matrices train whole)
+        np.copyto(dst, src)
+    names = model_kind(s.arch).matrices(len(job.vocab), s.dim, s)
+    model = Model(job.vocab, job.tree, replica[0], replica[1], s,
+                  extra=dict(zip(names, replica[2:])))
     run = _RUNS.get(job.token)
     if run is None:  # (a worker running two tasks at once may build it twice)
         table = WordTable(job.vocab.words)
@@ -380,7 +397,8 @@ def _sum_rows(ra: np.ndarray, steps_a: np.ndarray, scale_a: np.ndarray, rb: np.n
 def combine(a: Change, b: Change) -> Change:
     """Two replicas' changes as one (sums, row by row, quantized again)."""
     return Change(*_sum_rows(*a[0:3], *b[0:3]), *_sum_rows(*a[3:6], *b[3:6]), a.words + b.words,
-                  a.loss_sum + b.loss_sum, a.examples + b.examples, a.replicas + b.replicas)
+                  a.loss_sum + b.loss_sum, a.examples + b.examples, a.replicas + b.replicas,
+                  tuple(x + y for x, y in zip(a.extra, b.extra)))
 
 
 def change_totals(ch: Change) -> tuple[int, float, int, int]:

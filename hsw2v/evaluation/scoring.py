@@ -28,12 +28,13 @@ class HeldOutScore(NamedTuple):
     syn1: np.ndarray
     paths: Any
     H: np.ndarray
+    extra: tuple  # the kind's other matrices
 
 
 @njit(**JIT, inline="always")
 def _score_example(v, target, ctx, n_ctx, position, dim):
     """−log P(target | h) for each row h of the kind's context matrix."""
-    n = context_rows(v.config, v.syn0, ctx, n_ctx, v.H, dim)
+    n = context_rows(v.config, v.syn0, v.extra, ctx, n_ctx, v.H, dim)
     loss = 0.0
     for k in range(n):
         loss -= word_log_prob(v.H[k:k + 1], target, v.syn1, v.paths)
@@ -67,7 +68,8 @@ def score(model, corpus: str, window: int | None = None) -> dict:
     config = model_kind(model.arch).config_of(model.settings)._replace(window=window)
     table = WordTable(model.vocab.words)
     visitor = HeldOutScore(config, model.vectors, model.node_vectors, model.tree.flat,
-                           np.empty((2 * window, model.dim), dtype=np.float32))
+                           np.empty((2 * window, model.dim), dtype=np.float32),
+                           model.extra_matrices)
     keep = np.ones(len(model.vocab), dtype=np.float32)
     ctx = np.empty(2 * window, dtype=np.int32)
     loss, examples, words = 0.0, 0, 0

@@ -17,6 +17,9 @@ Model file (``.npz``, written with :func:`numpy.savez`, read with
                    or (L-1, D+1)   settings a last column holds each node's bias α
 ``extra_leaves``   int32 (L-V)     only when words have several codes (ADAPTIVE(ε)):
                                    the word of each leaf past the first V
+``weights_NAME``   float32         the model kind's other matrices, with the shapes
+                                   its registry entry declares (none for CBOW and
+                                   skip-gram)
 =================  ==============  ================================================
 
 Without ``extra_leaves``, L = V: one code a word, as every model before it.
@@ -75,6 +78,14 @@ class Model:
     skipped: dict[str, int] | None = None
     """When training continued a model on new text: the ``tokens`` and ``types`` of
     that text outside the model's vocabulary."""
+    extra: dict[str, np.ndarray] = field(default_factory=dict)
+    """The model kind's matrices beyond the word and inner-node vectors, by name
+    (see :attr:`hsw2v.training.kinds.ModelKind.matrices`); none for CBOW and skip-gram."""
+
+    @property
+    def extra_matrices(self) -> tuple[np.ndarray, ...]:
+        """:attr:`extra` in the kind's order, as the kernels take it."""
+        return tuple(self.extra[name] for name in self.extra)
 
     @property
     def words(self) -> list[str]:
@@ -114,7 +125,8 @@ class Model:
         rows = np.array(known, dtype=np.int32)
         H = np.empty((len(rows), self.dim), dtype=np.float32)
         config = model_kind(self.arch).config_of(self.settings)
-        return np.ascontiguousarray(H[:context_of_words(config, self.vectors, rows, H)])
+        return np.ascontiguousarray(H[:context_of_words(config, self.vectors, self.extra_matrices,
+                                                        rows, H)])
 
     def predict(self, context: Sequence[str] | str, topn: int = 10) -> list[tuple[str, float]]:
         """The ``topn`` most probable words given the context, most probable first.
@@ -205,6 +217,8 @@ class Model:
                   "node_vectors": self.node_vectors}
         if several:
             arrays["extra_leaves"] = self.tree.extra_leaves
+        for name, matrix in self.extra.items():
+            arrays[KIND_MATRIX + name] = matrix
         # np.savez's layout, but the zip is closed even when a write fails (older
         # numpy left that to the garbage collector, which printed a traceback).
         with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
@@ -231,6 +245,9 @@ _MODEL_ARRAYS = {
     "children": np.int32, "vectors": np.float32, "node_vectors": np.float32,
 }
 _OPTIONAL_ARRAYS = {"extra_leaves": np.int32}
+KIND_MATRIX = "weights_"
+"""The members holding a model kind's other matrices are named this plus the
+matrix's name (see :attr:`hsw2v.training.kinds.ModelKind.matrices`)."""
 
 
 def _declared_shapes(path: str) -> dict[str, tuple[int, ...]]:
@@ -246,6 +263,8 @@ def _declared_shapes(path: str) -> dict[str, tuple[int, ...]]:
             if missing:
                 raise HSW2VError(f"{path}: not an hsw2v model (missing {', '.join(missing)})")
             present = {k: t for k, t in _OPTIONAL_ARRAYS.items() if k + ".npy" in names}
+            present.update({k[:-4]: np.float32 for k in sorted(names)
+                            if k.startswith(KIND_MATRIX) and k.endswith(".npy")})
             for k, dtype in {**_MODEL_ARRAYS, **present}.items():
                 info = z.getinfo(k + ".npy")
                 if info.file_size > max(MAX_INFLATION * info.compress_size, 1 << 20):
@@ -287,7 +306,8 @@ def _declared_shapes(path: str) -> dict[str, tuple[int, ...]]:
         if shapes[k] != shape:
             raise HSW2VError(f"{path}: corrupt model ({k} has shape {shapes[k]})")
     dtypes = {**_MODEL_ARRAYS, **_OPTIONAL_ARRAYS}
-    total = sum(int(np.prod(shape)) * np.dtype(dtypes[k]).itemsize for k, shape in shapes.items())
+    total = sum(int(np.prod(shape)) * np.dtype(dtypes.get(k, np.float32)).itemsize
+                for k, shape in shapes.items())
     if total > available_memory():
         raise HSW2VError(f"{path}: the model would take {total / 2**30:.1f} GiB, more than the "
                          f"{available_memory() / 2**30:.1f} GiB of memory available")
@@ -316,7 +336,7 @@ def load_model(path: str) -> Model:
     shapes = _declared_shapes(path)
     try:
         with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in [*_MODEL_ARRAYS, *_OPTIONAL_ARRAYS] if k in shapes}
+            arrays = {k: z[k] for k in shapes}
     except Exception as e:  # noqa: BLE001 (as above: a damaged member or CRC)
         raise HSW2VError(f"{path}: not an hsw2v model file ({_one_line(e)})") from None
     try:
@@ -362,6 +382,18 @@ def load_model(path: str) -> Model:
     if tree.max_codes > max(settings.max_codes, 1):  # bounds training's scratch
         raise HSW2VError(f"{path}: corrupt model (a word has {tree.max_codes} codes, "
                          f"more than max_codes {settings.max_codes})")
+    expected = model_kind(settings.arch).matrices(n, vectors.shape[1], settings)
+    extra = {k[len(KIND_MATRIX):]: v for k, v in arrays.items() if k.startswith(KIND_MATRIX)}
+    for name in sorted(set(expected) | set(extra)):
+        if name not in expected:
+            raise HSW2VError(f"{path}: corrupt model ({KIND_MATRIX}{name}: {settings.arch} "
+                             "has no such matrix)")
+        shape = extra[name].shape if name in extra else None
+        if shape != tuple(expected[name]):
+            raise HSW2VError(f"{path}: corrupt model ({KIND_MATRIX}{name} has shape {shape}, "
+                             f"not {tuple(expected[name])})")
+        if not np.isfinite(extra[name]).all():
+            raise HSW2VError(f"{path}: corrupt model ({KIND_MATRIX}{name} holds NaN or infinity)")
     if node_vectors.shape[1] != vectors.shape[1] + settings.node_bias:
         raise HSW2VError(f"{path}: corrupt model (node_vectors has {node_vectors.shape[1]} columns "
                          f"for vectors of {vectors.shape[1]}, node_bias {settings.node_bias})")
@@ -372,7 +404,8 @@ def load_model(path: str) -> Model:
             for x in [*losses, *seconds.values()]):
         raise HSW2VError(f"{path}: corrupt model (epoch_loss and timings must be numbers)")
     return Model(vocab, tree, vectors, node_vectors, settings,
-                 [float(x) for x in losses], {k: float(v) for k, v in seconds.items()})
+                 [float(x) for x in losses], {k: float(v) for k, v in seconds.items()},
+                 extra={name: extra[name] for name in expected})
 
 
 def read_vectors(path: str, make_cache: bool = False) -> Vectors:

@@ -61,7 +61,7 @@ def kernel_setup(model: Model, s: TrainSettings) -> KernelSetup:
     kind = model_kind(s.arch)
     config = kind.config_of(s)._replace(sync_every=HOT_SYNC_WORDS)
     paths, longest = tree.training_paths, tree.step_scratch
-    weights = Weights(model.vectors, model.node_vectors, hot_nodes, hot_slot)
+    weights = Weights(model.vectors, model.node_vectors, hot_nodes, hot_slot, model.extra_matrices)
     state = new_state(0, 0, s.window, longest, model.node_vectors[hot_nodes])
     kernel = block_kernel(kind, config, keep, weights, paths, state, s.dim)
     warm_up_writer(s.dim)

@@ -37,6 +37,7 @@ from hsw2v.text.reader import (
     lock_free,
     rereadable,
 )
+from hsw2v.training.kinds import model_kind
 from hsw2v.training.state import Weights, new_state
 from hsw2v.trees.registry import TreeInputs, tree_builder, tree_builders
 from hsw2v.trees.tree import Tree
@@ -131,9 +132,11 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
         release_compiler_pages()
         if init_model is not None:
             vectors, node_vectors = init_model.vectors.copy(), init_model.node_vectors.copy()
+            extra = {name: m.copy() for name, m in init_model.extra.items()}
         else:
             vectors, node_vectors = initial_weights(len(vocab), tree.n_leaves - 1, s.dim, s.seed, s.node_bias)
-        model = Model(vocab, tree, vectors, node_vectors, s)
+            extra = model_kind(s.arch).extra_weights(len(vocab), s.dim, s)
+        model = Model(vocab, tree, vectors, node_vectors, s, extra=extra)
         if spool is not None and not spool.usable:
             warnings.warn(f"the token spool in {tempfile.gettempdir()} could not be kept "
                           f"({spool.failure}); each epoch reads the text again", stacklevel=2)
@@ -283,7 +286,8 @@ def run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, pos
 
     alpha_at = LearningRate(s.alpha, s.min_alpha, planned).at
 
-    weights = Weights(model.vectors, model.node_vectors, k.hot_nodes, k.hot_slot)
+    weights = Weights(model.vectors, model.node_vectors, k.hot_nodes, k.hot_slot,
+                      model.extra_matrices)
     paths, config = k.paths, k.config
     states = [new_state((s.seed * 7919 + 17 * (t + 1)) % 2**64, BLOCK_BYTES // 2 + 2, s.window,
                         k.longest, model.node_vectors[k.hot_nodes]) for t in range(s.threads)]

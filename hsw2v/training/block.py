@@ -62,9 +62,11 @@ def prefetch_next(sen, i, m, window, syn0, syn1, hot_slot, paths):
 
 
 class BlockTraining(NamedTuple):
-    """The walk's visitor when training: the kind's config, the weights, the
-    thread's scratch, and the block's learning rate (``alpha0`` at its first word,
-    falling by ``slope`` a word)."""
+    """The walk's visitor when training, and what a kind's centre step reads: the
+    kind's config, the weights (``extra``: the kind's own matrices, see
+    :attr:`hsw2v.training.kinds.ModelKind.matrices`), the thread's scratch, and the
+    block's learning rate (``alpha0`` at its first word, falling by ``slope`` a
+    word)."""
 
     config: Any
     syn0: np.ndarray
@@ -80,6 +82,7 @@ class BlockTraining(NamedTuple):
     since_sync: np.ndarray
     alpha0: float
     slope: float
+    extra: tuple
 
 
 @njit(**KERNEL, inline="always")
@@ -97,8 +100,7 @@ def _before_training(v, sen, i, m, dim):
 def _train_example(v, target, ctx, n_ctx, position, dim):
     """The kind's centre step at the learning rate of ``position``."""
     alpha = np.float32(v.alpha0 + v.slope * position)
-    return centre_step(v.config, target, ctx, n_ctx, alpha, v.syn0, v.syn1, v.hot_slot,
-                       v.hot_rows, v.paths, v.rows, v.pairs, v.path, dim)
+    return centre_step(v, target, ctx, n_ctx, alpha, dim)
 
 
 register_visitor(BlockTraining, _train_example, _before_training)
@@ -123,14 +125,14 @@ def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pat
     (centre, context) pair, CBOW one per centre word.
     """
     literally(dim)
-    syn0, syn1, hot_nodes, hot_slot = weights
+    syn0, syn1, hot_nodes, hot_slot, extra = weights
     rng, sen, sen_pos, ctx, rows, pairs, path, hot_rows, hot_base, since_sync = state
     n_words = sent_ends[n_sents - 1] if n_sents > 0 else 0
     slope = (alpha1 - alpha0) / max(n_words, 1)
     sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
     since_sync[0] = 0
     visitor = BlockTraining(config, syn0, syn1, hot_nodes, hot_slot, paths, rows, pairs, path,
-                            hot_rows, hot_base, since_sync, alpha0, slope)
+                            hot_rows, hot_base, since_sync, alpha0, slope, extra)
     loss, n_examples, r = walk_block(ids, sent_ends, n_sents, keep_prob, config.window, True,
                                      rng[0], sen, sen_pos, ctx, visitor, dim)
     sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)

@@ -19,16 +19,17 @@ class Config(NamedTuple):
 
 
 @njit(**KERNEL, inline="always")
-def centre(config, target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, rows,
-                pairs, path, dim):
+def centre(t, target, ctx, n_ctx, alpha, dim):
     """CBOW step: the mean (or sum) h of the context vectors ``ctx[:n_ctx]`` predicts
     ``target``; as in word2vec.c, the whole gradient step for h is added to every
-    context vector. ``rows``, ``path``: a :class:`~hsw2v.training.state.State`'s
-    scratch. Returns (−log P(target | h), 1 example)."""
-    h, grad_h = rows[0, 0], rows[1, 0]
-    context_mean(syn0, ctx, n_ctx, config.cbow_mean, h, dim)
+    context vector. ``t``: the block's :class:`~hsw2v.training.block.BlockTraining`
+    (weights and the thread's scratch). Returns (−log P(target | h), 1 example)."""
+    syn0 = t.syn0
+    h, grad_h = t.rows[0, 0], t.rows[1, 0]
+    context_mean(syn0, ctx, n_ctx, t.config.cbow_mean, h, dim)
     grad_h[:] = 0.0
-    loss = target_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, path[0, 0], dim)
+    loss = target_step(h, target, alpha, t.syn1, t.hot_slot, t.hot_rows, t.paths, grad_h,
+                       t.path[0, 0], dim)
     for k in range(n_ctx):
         c = syn0[ctx[k]]
         for d in range(dim):
@@ -37,7 +38,7 @@ def centre(config, target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, pa
 
 
 @njit(**KERNEL, inline="always")
-def context(config, syn0, ctx, n_ctx, H, dim):
+def context(config, syn0, extra, ctx, n_ctx, H, dim):
     """The context as CBOW predicts from it: one row of ``H``, the mean (or sum) of
     the context vectors. Returns the number of rows, 1."""
     context_mean(syn0, ctx, n_ctx, config.cbow_mean, H[0], dim)

@@ -1,29 +1,31 @@
 """The model kinds, by name (``--arch``): the extension point for models.
 
-A :class:`ModelKind` declares its config (a NamedTuple class of what its kernels
-read; the *type* of the config value selects the kind's numba functions when the
-block kernel compiles), its centre step, how it builds the context matrix H that
-``predict``, ``score`` and the semantic trees use, its default learning rate and
-Dask round length, and the parameter matrices it trains beyond the word vectors
-and the inner-node vectors.
+A :class:`ModelKind` declares its module of numba steps, its default learning rate
+and Dask round length, and the parameter matrices it trains beyond the word
+vectors and the inner-node vectors. Its module holds:
 
-Adding a kind, without losing inlining:
+- ``Config``: a NamedTuple of what its kernels read, with at least ``window`` and
+  ``sync_every``; the *type* of a config value selects the kind's steps when a
+  kernel compiles;
+- ``config_of(settings) -> Config``;
+- ``centre(t, target, ctx, n_ctx, alpha, dim) -> (loss, examples)``: the SGD step
+  of one example, where ``t`` is the block's
+  :class:`~hsw2v.training.block.BlockTraining` (the weights, the kind's ``extra``
+  matrices, the thread's scratch);
+- ``context(config, syn0, extra, ctx, n_ctx, H, dim) -> rows``: the context matrix
+  H that ``predict``, ``score`` and the semantic trees use.
 
-1. write its module in this subpackage, named in the kind's ``module``: ``Config``, a NamedTuple with at least
-   ``window`` and ``sync_every``; ``centre(config, target, ctx, n_ctx, alpha, syn0,
-   syn1, hot_slot, hot_rows, paths, rows, pairs, path, dim) -> (loss, examples)``
-   and ``context(config, syn0, ctx, n_ctx, H, dim) -> rows``, both
-   ``njit(**KERNEL, inline="always")`` (call non-inlined helpers from them for big
-   steps, as skip-gram does), named ``centre`` and ``context``; and ``config_of(settings)``;
-2. add a :class:`ModelKind` to :data:`model_kinds`.
-
-:func:`hsw2v.training.steps.centre_step` and ``context_rows`` are overloaded on the config's type,
-so the block kernel compiled for a kind (:func:`hsw2v.training.block.block_kernel`)
-contains that kind's steps inlined and nothing of the others. This module
-imports no numba: the kinds' modules load when a kernel needs them, so
-``hsw2v --help`` stays fast. The CLI's
-``--arch`` choices, the settings' defaults, ``Weights``, the model file, Dask and
-the tests all loop over :data:`model_kinds`; nothing else compares a kind's name.
+Adding a kind without losing inlining: write that module in this subpackage, with
+``centre`` and ``context`` as ``njit(**KERNEL, inline="always")`` (for a big step,
+call a non-inlined helper from them, as skip-gram does), and add a
+:class:`ModelKind` to :data:`model_kinds`. :mod:`hsw2v.training.steps` overloads
+its ``centre_step`` and ``context_rows`` on the config's type, so the block kernel
+compiled for a kind (:func:`hsw2v.training.block.block_kernel`) holds that kind's
+steps inlined and nothing of the others, with the vector size a compile-time
+constant. The ``--arch`` choices, the settings' defaults, ``Weights``, the model
+file, checkpoints, Dask and the tests loop over :data:`model_kinds`; nothing else
+compares a kind's name. This module imports no numba: a kind's module loads when a
+kernel needs it, so ``hsw2v --help`` stays fast.
 """
 from __future__ import annotations
 
@@ -32,6 +34,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
+
+import numpy as np
 
 from hsw2v.errors import HSW2VError, param
 
@@ -53,7 +57,20 @@ class ModelKind:
     than each target (CBOW): how often a step visits the target's path."""
     matrices: Callable[[int, int, Any], dict[str, tuple[int, ...]]] = lambda n_words, dim, s: {}
     """The parameter matrices beyond the word vectors and inner-node vectors, by
-    name, with their shapes, for a vocabulary of ``n_words`` and vectors of ``dim``."""
+    name, with their shapes, for ``n_words`` words, vectors of ``dim`` and a run's
+    settings: what ``Weights.extra``, the model file, checkpoints and Dask's anchors
+    and changes carry, in this order."""
+    initial: Callable[[str, tuple[int, ...], int], np.ndarray] | None = None
+    """The starting value of matrix ``name`` of ``shape`` for ``seed``; zeros if None."""
+
+    def extra_weights(self, n_words: int, dim: int, settings: Any) -> dict[str, np.ndarray]:
+        """The starting values of the kind's other matrices (float32, C order)."""
+        out = {}
+        for name, shape in self.matrices(n_words, dim, settings).items():
+            value = (np.zeros(shape, dtype=np.float32) if self.initial is None
+                     else self.initial(name, shape, settings.seed))
+            out[name] = np.ascontiguousarray(value, dtype=np.float32)
+        return out
 
     def steps(self) -> ModuleType:
         """The kind's module (loads numba)."""

@@ -204,13 +204,15 @@ def skipgram_distinct(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows,
 
 
 @njit(**KERNEL, inline="always")
-def centre(config, target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths,
-                    rows, pairs, path, dim):
+def centre(t, target, ctx, n_ctx, alpha, dim):
     """Skip-gram steps for ``target`` and its context ``ctx[:n_ctx]``: the context is
     cut into runs of distinct words (a word that comes again must see its own
     earlier update), each trained by :func:`skipgram_distinct`, or by
-    :func:`skipgram_in_turn` for a target with several codes. Returns (Σ_c −log
-    P(target | c), n_ctx examples)."""
+    :func:`skipgram_in_turn` for a target with several codes. ``t``: the block's
+    :class:`~hsw2v.training.block.BlockTraining`. Returns (Σ_c −log P(target | c),
+    n_ctx examples)."""
+    syn0, syn1, hot_slot, hot_rows, paths = t.syn0, t.syn1, t.hot_slot, t.hot_rows, t.paths
+    rows, pairs, path = t.rows, t.pairs, t.path
     loss = 0.0
     c = 0
     while c < n_ctx:
@@ -226,7 +228,7 @@ def centre(config, target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, pa
 
 
 @njit(**KERNEL, inline="always")
-def context(config, syn0, ctx, n_ctx, H, dim):
+def context(config, syn0, extra, ctx, n_ctx, H, dim):
     """The context as skip-gram predicts from it: each context word's vector, a row
     of ``H``. Returns the number of rows, ``n_ctx``."""
     for k in range(n_ctx):

@@ -9,14 +9,15 @@ import numpy as np
 
 
 class Weights(NamedTuple):
-    """What every thread trains: the input (word) vectors ``syn0`` and inner-node
-    vectors ``syn1``; ``hot_nodes`` lists the inner nodes each thread trains in
+    """What every thread trains: the input (word) vectors ``syn0``, inner-node
+    vectors ``syn1`` and the model kind's other matrices ``extra``; ``hot_nodes`` lists the inner nodes each thread trains in
     private rows, and ``hot_slot[n]`` is node n's row among them (-1 if none)."""
 
     syn0: np.ndarray  # float32 (V, D)
     syn1: np.ndarray  # float32 (V-1, D)
     hot_nodes: np.ndarray  # int32 (K)
     hot_slot: np.ndarray  # int32 (V-1)
+    extra: tuple = ()  # the kind's other matrices, in its order (float32)
 
 
 class State(NamedTuple):

@@ -10,40 +10,38 @@ from hsw2v.jit.helpers import JIT, KERNEL
 from hsw2v.training.kinds import kind_of_config
 
 
-def centre_step(config, target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, rows,
-                pairs, path, dim):
-    """The centre step of ``config``'s kind: (−log P, examples) (numba only)."""
+def centre_step(t, target, ctx, n_ctx, alpha, dim):
+    """The centre step of the kind of ``t.config`` (``t``: a block's
+    :class:`~hsw2v.training.block.BlockTraining`): (−log P, examples) (numba only)."""
     raise NotImplementedError("numba only")
 
 
 @overload(centre_step, jit_options=KERNEL, prefer_literal=True, inline="always")
-def _centre_step(config, target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, rows,
-                 pairs, path, dim):
-    centre = kind_of_config(config.instance_class).steps().centre
+def _centre_step(t, target, ctx, n_ctx, alpha, dim):
+    centre = kind_of_config(t.types[t.fields.index("config")].instance_class).steps().centre
 
-    def impl(config, target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, rows,
-             pairs, path, dim):
-        return centre(config, target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths,
-                      rows, pairs, path, dim)
+    def impl(t, target, ctx, n_ctx, alpha, dim):
+        return centre(t, target, ctx, n_ctx, alpha, dim)
     return impl
 
 
-def context_rows(config, syn0, ctx, n_ctx, H, dim):
-    """The context matrix of ``config``'s kind, in ``H``; returns its rows (numba only)."""
+def context_rows(config, syn0, extra, ctx, n_ctx, H, dim):
+    """The context matrix of ``config``'s kind, from the word vectors ``syn0`` and its
+    other matrices ``extra``, in ``H``; returns its rows (numba only)."""
     raise NotImplementedError("numba only")
 
 
 @overload(context_rows, jit_options=KERNEL, prefer_literal=True, inline="always")
-def _context_rows(config, syn0, ctx, n_ctx, H, dim):
+def _context_rows(config, syn0, extra, ctx, n_ctx, H, dim):
     context = kind_of_config(config.instance_class).steps().context
 
-    def impl(config, syn0, ctx, n_ctx, H, dim):
-        return context(config, syn0, ctx, n_ctx, H, dim)
+    def impl(config, syn0, extra, ctx, n_ctx, H, dim):
+        return context(config, syn0, extra, ctx, n_ctx, H, dim)
     return impl
 
 
 @njit(**JIT)
-def context_of_words(config, syn0, words, H):
+def context_of_words(config, syn0, extra, words, H):
     """The context matrix of ``config``'s kind for the context ``words`` (word ids),
     in the first rows of ``H`` (as many rows as words); returns its rows."""
-    return context_rows(config, syn0, words, len(words), H, syn0.shape[1])
+    return context_rows(config, syn0, extra, words, len(words), H, syn0.shape[1])

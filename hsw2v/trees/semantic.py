@@ -43,11 +43,12 @@ class ContextSums(NamedTuple):
     H: np.ndarray
     sums: np.ndarray  # float64 (V, D)
     counts: np.ndarray  # int64 (V)
+    extra: tuple  # the kind's other matrices
 
 
 @njit(**JIT, inline="always")
 def _add_contexts(v, target, ctx, n_ctx, position, dim):
-    n = context_rows(v.config, v.syn0, ctx, n_ctx, v.H, dim)
+    n = context_rows(v.config, v.syn0, v.extra, ctx, n_ctx, v.H, dim)
     for k in range(n):
         for d in range(dim):
             v.sums[target, d] += v.H[k, d]
@@ -75,7 +76,8 @@ def context_means(model, corpus: Source) -> np.ndarray:
     sums = np.zeros(model.vectors.shape, dtype=np.float64)
     counts = np.zeros(len(model.vocab), dtype=np.int64)
     visitor = ContextSums(config, model.vectors,
-                          np.empty((2 * window, model.dim), dtype=np.float32), sums, counts)
+                          np.empty((2 * window, model.dim), dtype=np.float32), sums, counts,
+                          model.extra_matrices)
     keep = np.ones(len(model.vocab), dtype=np.float32)
     ctx = np.empty(2 * window, dtype=np.int32)
     for block in iter_blocks(corpus):
