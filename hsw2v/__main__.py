@@ -1,3 +1,3 @@
-from hsw2v.cli import main
+from .cli import main
 
 main()

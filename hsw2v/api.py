@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from hsw2v.errors import HSW2VError, param
-from hsw2v.model.model import Model
-from hsw2v.settings import ENGINES
-from hsw2v.text.reader import Source
+from .errors import HSW2VError, param
+from .model.model import Model
+from .settings import ENGINES
+from .text.reader import Source
 
 LOCAL_ONLY = ("vocab", "tree_from", "init_model")
 """Options of local training that a Dask run refuses."""
@@ -25,7 +25,7 @@ def train(corpus: Source, *, engine: str = "local", client: Any = None, schedule
                                           ("workers", workers)) if value is not None]
         if given or round_words is not None:
             raise HSW2VError(f"{param((given or ['round_words'])[0])} goes with {param('engine', 'dask')}")
-        from hsw2v.runs.trainer import train_locally
+        from .runs.trainer import train_locally
 
         return train_locally(corpus, **options)
     if engine != "dask":
@@ -35,7 +35,7 @@ def train(corpus: Source, *, engine: str = "local", client: Any = None, schedule
     local_only = [k for k in LOCAL_ONLY if options.get(k) is not None]
     if local_only:
         raise HSW2VError(f"{param(local_only[0])} is not available with {param('engine', 'dask')}")
-    from hsw2v.distributed.driver import train_on_dask
+    from .distributed.driver import train_on_dask
 
     options = {k: v for k, v in options.items() if k not in LOCAL_ONLY}
     return train_on_dask([corpus] if isinstance(corpus, str) else list(corpus), client=client,

@@ -15,8 +15,8 @@ from collections.abc import Iterable
 
 import click
 
-from hsw2v.errors import HSW2VError
-from hsw2v.model.default_files import (
+from .errors import HSW2VError
+from .model.default_files import (
     DEFAULT_BINARY_VECTORS,
     DEFAULT_MODEL,
     DEFAULT_VECTORS,
@@ -24,14 +24,14 @@ from hsw2v.model.default_files import (
     default_model,
     default_vectors,
 )
-from hsw2v.settings import (
+from .settings import (
     CHECKPOINT_MINUTES,
     COUNT_MEMORY_HELP,
     EngineSettings,
     TrainSettings,
     parse_size,
 )
-from hsw2v.system.signals import Terminated, catch_signals, raise_pending
+from .system.signals import Terminated, catch_signals, raise_pending
 
 
 class _OneLineErrors(click.Group):
@@ -145,9 +145,9 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
     Without CORPUS,
     list the vocabulary of the model that `hsw2v train` wrote here (model.npz).
     """
-    from hsw2v.counting.corpus import count_words
-    from hsw2v.system.files import check_writable
-    from hsw2v.text.reader import corpus_files, describe
+    from .counting.corpus import count_words
+    from .system.files import check_writable
+    from .text.reader import corpus_files, describe
 
     if corpus and model_path:
         raise HSW2VError("give a CORPUS to count or --model, not both")
@@ -158,7 +158,7 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
     if output:
         check_writable(output)
     if not corpus:
-        from hsw2v.model.model import load_model
+        from .model.model import load_model
 
         model_path = model_path or default_model("a CORPUS to count")
         kept = load_model(model_path).vocab.pruned(min_count or 1, max_vocab)
@@ -227,13 +227,13 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
     or --save-model, the vectors go to vectors.txt and the model to model.npz in
     the current directory.
     """
-    from hsw2v.api import train as run
-    from hsw2v.counting.vocab import Vocab
-    from hsw2v.model.model import load_model
-    from hsw2v.model.word2vec_format import write_cache
-    from hsw2v.system.files import check_writable, replace_together
-    from hsw2v.text.reader import corpus_files
-    from hsw2v.trees.registry import tree_builders
+    from .api import train as run
+    from .counting.vocab import Vocab
+    from .model.model import load_model
+    from .model.word2vec_format import write_cache
+    from .system.files import check_writable, replace_together
+    from .text.reader import corpus_files
+    from .trees.registry import tree_builders
 
     if not output and not save_model:
         output, save_model = DEFAULT_BINARY_VECTORS if binary else DEFAULT_VECTORS, DEFAULT_MODEL
@@ -299,7 +299,7 @@ def similar(words: tuple[str, ...], vectors_path: str | None, topn: int, negativ
     With positive and negative words this answers analogies, as gensim's
     most_similar does: similar king woman --negative man.
     """
-    from hsw2v.model.model import read_vectors
+    from .model.model import read_vectors
 
     if topn <= 0:
         raise HSW2VError(f"-n must be positive, got {topn}")
@@ -321,8 +321,8 @@ def tree_info(model_path: str | None, as_json: bool, plot: str | None, levels: i
     word's codes summed) and codes per word.
 
     MODEL defaults to model.npz in the current directory."""
-    from hsw2v.model.model import load_model
-    from hsw2v.trees.plot import (
+    from .model.model import load_model
+    from .trees.plot import (
         plot_tree,  # (matplotlib itself is imported only to draw)
     )
 
@@ -351,7 +351,7 @@ def predict(context: tuple[str, ...], model_path: str | None, topn: int, as_json
     multiplies P(word | c) over the context words c. Unknown context words are
     skipped with a warning.
     """
-    from hsw2v.model.model import load_model
+    from .model.model import load_model
 
     if topn <= 0:
         raise HSW2VError(f"-n must be positive, got {topn}")
@@ -375,8 +375,8 @@ def score(corpus: str, model_path: str | None, window: int | None, as_json: bool
     (centre, context) pair, CBOW one per centre word. CORPUS: plain, .gz, .bz2 or .zst
     UTF-8 text, or - for stdin.
     """
-    from hsw2v.evaluation.scoring import score as run
-    from hsw2v.model.model import load_model
+    from .evaluation.scoring import score as run
+    from .model.model import load_model
 
     model = load_model(model_path or default_model())
     result = run(model, corpus, window)
@@ -398,12 +398,12 @@ def evaluate(vectors_path: str | None, analogies: str | None, pairs: tuple[str, 
     """Score vectors on analogies (3CosAdd) and word-pair similarity (Spearman).
 
     VECTORS_OR_MODEL defaults to the vectors that `hsw2v similar` would read."""
-    from hsw2v.evaluation.evaluate import (
+    from .evaluation.evaluate import (
         evaluate_analogies,
         evaluate_word_pairs,
         report_lines,
     )
-    from hsw2v.model.model import read_vectors
+    from .model.model import read_vectors
 
     if not analogies and not pairs:
         raise HSW2VError("give --analogies FILE and/or --pairs FILE")

@@ -6,10 +6,10 @@ import math
 import os
 from dataclasses import asdict, dataclass, field, fields
 
-from hsw2v.errors import HSW2VError, param
-from hsw2v.training.kinds import model_kinds
-from hsw2v.trees.registry import tree_builders
-from hsw2v.trees.tree import SPLITS
+from .errors import HSW2VError, param
+from .training.kinds import model_kinds
+from .trees.registry import tree_builders
+from .trees.tree import SPLITS
 
 ARCHS = tuple(model_kinds)
 MAX_DIM = 10_000

@@ -33,37 +33,53 @@ REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "data" / "enwiki-17m.txt.gz"
 
 
-MODULES = ("corpus", "reader", "sgd", "trainer", "tree", "utils", "kernel_setup")
+MODULES = {"corpus": "corpus", "reader": "reader", "sgd": "sgd", "trainer": "trainer",
+           "tree": "tree", "utils": "utils", "kernel_setup": "kernel_setup"}
+"""The flat layout's modules, by the name this script gives them."""
+SUBPACKAGES = {"corpus": "counting.corpus", "reader": "text.reader", "sgd": "training.block",
+               "trainer": "runs.trainer", "tree": "trees.tree", "utils": "jit.helpers",
+               "kernel_setup": "runs.kernels", "state": "training.state", "kinds": "training.kinds",
+               "settings": "settings"}
+"""The same modules in the layout of subpackages, and those it adds."""
 
 
 def load(checkout: str, name: str, root: Path) -> SimpleNamespace:
     """``checkout``'s modules, imported from a copy of its package named ``name``
-    under ``root``."""
+    under ``root`` (the package imports itself relatively, so two copies coexist)."""
     shutil.copytree(Path(checkout) / "hsw2v", root / name,
                     ignore=shutil.ignore_patterns("__pycache__"))
-    found = [m for m in MODULES if (root / name / f"{m}.py").exists()]
-    return SimpleNamespace(**{m: importlib.import_module(f"{name}.{m}") for m in found})
+    layout = SUBPACKAGES if (root / name / "training").is_dir() else MODULES
+    found = {k: m for k, m in layout.items() if (root / name / (m.replace(".", "/") + ".py")).exists()}
+    return SimpleNamespace(**{k: importlib.import_module(f"{name}.{m}") for k, m in found.items()})
 
 
 class Build:
     """One build's compiled kernel and what it trains: weights, settings, states.
 
-    Built from the parts ``trainer._run_epochs`` puts together (it has no helper
-    that returns them), through names that older checkouts have too, so that a
-    build from before a change loads as well as the one after it."""
+    Built from the parts that training puts together, through names that older
+    checkouts have too, so that a build from before a change loads as well as the
+    one after it."""
 
     def __init__(self, pkg, vocab, tree, arch: str, threads: int):
         sgd, trainer, utils = pkg.sgd, pkg.trainer, pkg.utils
         setup_home = getattr(pkg, "kernel_setup", trainer)  # (these were in trainer before)
+        state_home = getattr(pkg, "state", sgd)
         syn0, syn1 = trainer.initial_weights(len(vocab), tree.n_leaves - 1, 100, 1)
         self.keep = setup_home.keep_probabilities(vocab.counts, 1e-3)
         hot, slot = setup_home.hot_inner_nodes(tree, vocab.counts, setup_home.HOT_NODES if threads > 1 else 0)
-        self.weights = sgd.Weights(syn0, syn1, hot, slot)
-        self.config = sgd.Config(5, True, arch == "skipgram", setup_home.HOT_SYNC_WORDS)
+        self.weights = state_home.Weights(syn0, syn1, hot, slot)
         self.paths = tree.training_paths
-        self.states = [sgd.new_state(1 + t, trainer.BLOCK_BYTES // 2 + 2, 5, tree.step_scratch, syn1[hot])
-                       for t in range(threads)]
+        self.states = [state_home.new_state(1 + t, trainer.BLOCK_BYTES // 2 + 2, 5, tree.step_scratch,
+                                            syn1[hot]) for t in range(threads)]
         none = np.empty(0, np.int32)
+        if hasattr(pkg, "kinds"):  # the kind's config, and its kernel
+            kind = pkg.kinds.model_kinds[arch]
+            self.config = kind.config_of(pkg.settings.TrainSettings(arch=arch, window=5))._replace(
+                sync_every=setup_home.HOT_SYNC_WORDS)
+            self.kernel = sgd.block_kernel(kind, self.config, self.keep, self.weights, self.paths,
+                                           self.states[0], 100)
+            return
+        self.config = sgd.Config(5, True, arch == "skipgram", setup_home.HOT_SYNC_WORDS)
         self.kernel = utils.for_dim(sgd.train_block, none, np.empty(0, np.int64), 0, 0.0, 0.0, self.keep,
                                     self.weights, self.paths, self.config, self.states[0], 100)
 

@@ -12,19 +12,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hsw2v.counting.counter import CountTable, Spill, grown, kept_types, merge_counts
-from hsw2v.counting.vocab import Vocab, pack_words
-from hsw2v.errors import HSW2VError
-from hsw2v.system.progress import progress_bar
-from hsw2v.system.signals import raise_pending
-from hsw2v.text.reader import (
+from ..errors import HSW2VError
+from ..system.progress import progress_bar
+from ..system.signals import raise_pending
+from ..text.reader import (
     BLOCK_BYTES,
     Source,
     describe,
     iter_blocks,
     read_ahead,
 )
-from hsw2v.text.tokens import build_table, decode_spool, encode_block
+from ..text.tokens import build_table, decode_spool, encode_block
+from .counter import CountTable, Spill, grown, kept_types, merge_counts
+from .vocab import Vocab, pack_words
 
 
 @dataclass

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hsw2v.errors import HSW2VError, param
-from hsw2v.text.tokens import (
+from ..errors import HSW2VError, param
+from ..text.tokens import (
     TypeArrays,
     build_table,
     count_block,

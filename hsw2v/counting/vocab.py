@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hsw2v.errors import HSW2VError
-from hsw2v.system.files import atomic_write
+from ..errors import HSW2VError
+from ..system.files import atomic_write
 
 
 def pack_words(words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from hsw2v.errors import HSW2VError, param
-from hsw2v.settings import CONNECT_SECONDS
+from ..errors import HSW2VError, param
+from ..settings import CONNECT_SECONDS
 
 
 def _distributed():

@@ -42,12 +42,24 @@ from typing import Any
 
 import numpy as np
 
-from hsw2v.counting.corpus import WordCounts, count_words
-from hsw2v.counting.counter import merge_two
-from hsw2v.counting.vocab import Vocab
-from hsw2v.distributed.cluster import connect, task_key, tree_reduce
-from hsw2v.distributed.quantize import STEP_TYPE
-from hsw2v.distributed.rounds import (
+from ..counting.corpus import WordCounts, count_words
+from ..counting.counter import merge_two
+from ..counting.vocab import Vocab
+from ..errors import HSW2VError, param
+from ..model.model import Model
+from ..runs.checkpoint import Checkpoints, Position, load_checkpoint
+from ..runs.schedule import EpochLoss, LearningRate
+from ..runs.trainer import carried_settings, check_converging, check_vocab
+from ..settings import CONNECT_SECONDS, TrainSettings, available_cores
+from ..system.progress import progress_bar
+from ..system.signals import raise_pending
+from ..text.reader import COMPRESSED, Slice, corpus_files, describe, is_url
+from ..text.tokens import TypeArrays
+from ..training.kinds import model_kind
+from ..trees.registry import TreeInputs, build_tree, tree_builders
+from .cluster import connect, task_key, tree_reduce
+from .quantize import STEP_TYPE
+from .rounds import (
     Anchor,
     Job,
     anchor_at,
@@ -59,18 +71,6 @@ from hsw2v.distributed.rounds import (
     train_slice,
     warm_up,
 )
-from hsw2v.errors import HSW2VError, param
-from hsw2v.model.model import Model
-from hsw2v.runs.checkpoint import Checkpoints, Position, load_checkpoint
-from hsw2v.runs.schedule import EpochLoss, LearningRate
-from hsw2v.runs.trainer import carried_settings, check_converging, check_vocab
-from hsw2v.settings import CONNECT_SECONDS, TrainSettings, available_cores
-from hsw2v.system.progress import progress_bar
-from hsw2v.system.signals import raise_pending
-from hsw2v.text.reader import COMPRESSED, Slice, corpus_files, describe, is_url
-from hsw2v.text.tokens import TypeArrays
-from hsw2v.training.kinds import model_kind
-from hsw2v.trees.registry import TreeInputs, build_tree, tree_builders
 
 SHARD_SHIFT = 44
 """First-occurrence keys of shard i start at ``i << SHARD_SHIFT``: ties in count keep

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from hsw2v.jit.helpers import IEEE, JIT
+from ..jit.helpers import IEEE, JIT
 
 
 @njit(**JIT)

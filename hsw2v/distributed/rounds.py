@@ -19,24 +19,24 @@ from typing import NamedTuple
 
 import numpy as np
 
-from hsw2v.counting.corpus import WordTable
-from hsw2v.counting.vocab import Vocab, keep_probabilities
-from hsw2v.distributed.quantize import (
+from ..counting.corpus import WordTable
+from ..counting.vocab import Vocab, keep_probabilities
+from ..hs.softmax import subtree_totals
+from ..model.model import Model
+from ..runs.checkpoint import Position
+from ..runs.kernels import HOT_NODES, KernelSetup, hot_inner_nodes, kernel_setup
+from ..runs.trainer import initial_weights, run_epochs
+from ..settings import TrainSettings
+from ..text.reader import Slice, iter_blocks, slice_block_bytes
+from ..training.kinds import model_kind
+from ..trees.tree import Tree
+from .quantize import (
     STEP_TYPE,
     add_quantized_rows,
     quantized_differences,
     take_rows,
 )
-from hsw2v.distributed.spool import SliceSpool
-from hsw2v.hs.softmax import subtree_totals
-from hsw2v.model.model import Model
-from hsw2v.runs.checkpoint import Position
-from hsw2v.runs.kernels import HOT_NODES, KernelSetup, hot_inner_nodes, kernel_setup
-from hsw2v.runs.trainer import initial_weights, run_epochs
-from hsw2v.settings import TrainSettings
-from hsw2v.text.reader import Slice, iter_blocks, slice_block_bytes
-from hsw2v.training.kinds import model_kind
-from hsw2v.trees.tree import Tree
+from .spool import SliceSpool
 
 
 @dataclass

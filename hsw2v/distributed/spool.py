@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from hsw2v.counting.corpus import TokenSpool
-from hsw2v.text.reader import Slice
-from hsw2v.text.tokens import spool_ids
+from ..counting.corpus import TokenSpool
+from ..text.reader import Slice
+from ..text.tokens import spool_ids
 
 
 class SliceSpool:

@@ -12,8 +12,8 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from hsw2v.errors import HSW2VError
-from hsw2v.model.vectors import Vectors
+from ..errors import HSW2VError
+from ..model.vectors import Vectors
 
 #: Upper bound on the number of float32 scores held at once (64 MiB).
 _SCORE_BUDGET = 1 << 24

@@ -8,15 +8,15 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
-from hsw2v.counting.corpus import WordTable
-from hsw2v.errors import HSW2VError, param
-from hsw2v.hs.codes import word_log_prob
-from hsw2v.jit.helpers import JIT
-from hsw2v.settings import MAX_WINDOW
-from hsw2v.text.reader import iter_blocks
-from hsw2v.training.kinds import model_kind
-from hsw2v.training.steps import context_rows
-from hsw2v.training.walk import register_visitor, walk_block
+from ..counting.corpus import WordTable
+from ..errors import HSW2VError, param
+from ..hs.codes import word_log_prob
+from ..jit.helpers import JIT
+from ..settings import MAX_WINDOW
+from ..text.reader import iter_blocks
+from ..training.kinds import model_kind
+from ..training.steps import context_rows
+from ..training.walk import register_visitor, walk_block
 
 
 class HeldOutScore(NamedTuple):

@@ -9,8 +9,9 @@ import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
 
-from hsw2v.hs.flat import FlatCodes, FlatPaths
-from hsw2v.hs.softmax import (
+from ..jit.helpers import JIT, KERNEL
+from .flat import FlatCodes, FlatPaths
+from .softmax import (
     best_first,
     branch_loss_grad,
     code_log_prob,
@@ -19,7 +20,6 @@ from hsw2v.hs.softmax import (
     hs_step,
     log_sigmoid,
 )
-from hsw2v.jit.helpers import JIT, KERNEL
 
 
 def _has_codes(paths) -> bool:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from hsw2v.jit.helpers import JIT, KERNEL
+from ..jit.helpers import JIT, KERNEL
 
 
 @njit(**KERNEL, inline="always")

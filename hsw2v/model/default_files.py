@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import zipfile
 
-from hsw2v.errors import HSW2VError
+from ..errors import HSW2VError
 
 DEFAULT_VECTORS = "vectors.txt"
 DEFAULT_BINARY_VECTORS = "vectors.bin"

@@ -35,23 +35,23 @@ from typing import IO
 
 import numpy as np
 
-from hsw2v.counting.vocab import Vocab, pack_words
-from hsw2v.errors import HSW2VError
-from hsw2v.hs.codes import (
+from ..counting.vocab import Vocab, pack_words
+from ..errors import HSW2VError
+from ..hs.codes import (
     best_first_batch,
     best_first_codes,
     search_buffers,
     word_log_prob,
 )
-from hsw2v.hs.softmax import all_log_probs, best_first
-from hsw2v.model.vectors import Vectors, unknown_word_message
-from hsw2v.model.word2vec_format import read_word2vec, write_vectors, write_vectors_to
-from hsw2v.settings import TrainSettings
-from hsw2v.system.files import atomic_write
-from hsw2v.system.memory import release_free_memory
-from hsw2v.training.kinds import model_kind
-from hsw2v.training.steps import context_of_words
-from hsw2v.trees.tree import Tree
+from ..hs.softmax import all_log_probs, best_first
+from ..settings import TrainSettings
+from ..system.files import atomic_write
+from ..system.memory import release_free_memory
+from ..training.kinds import model_kind
+from ..training.steps import context_of_words
+from ..trees.tree import Tree
+from .vectors import Vectors, unknown_word_message
+from .word2vec_format import read_word2vec, write_vectors, write_vectors_to
 
 MODEL_FORMAT = "hsw2v-model"
 MAX_INFLATION = 100

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hsw2v.errors import HSW2VError
+from ..errors import HSW2VError
 
 
 class Vectors:

@@ -14,12 +14,12 @@ from typing import IO
 import numpy as np
 from numba import njit
 
-from hsw2v.counting.vocab import pack_words
-from hsw2v.errors import HSW2VError
-from hsw2v.jit.helpers import EXACT
-from hsw2v.model.vectors import Vectors
-from hsw2v.settings import available_cores
-from hsw2v.system.files import atomic_write
+from ..counting.vocab import pack_words
+from ..errors import HSW2VError
+from ..jit.helpers import EXACT
+from ..settings import available_cores
+from ..system.files import atomic_write
+from .vectors import Vectors
 
 
 def write_vectors(path: str, words: Sequence[str], matrix: np.ndarray, binary: bool = False,

@@ -14,9 +14,9 @@ import time
 import zipfile
 from dataclasses import asdict, dataclass, field
 
-from hsw2v.errors import HSW2VError, param
-from hsw2v.model.model import Model, load_model
-from hsw2v.system.files import atomic_write
+from ..errors import HSW2VError, param
+from ..model.model import Model, load_model
+from ..system.files import atomic_write
 
 CHECKPOINT_FORMAT = "hsw2v-checkpoint"
 CHECKPOINT_MEMBER = "checkpoint.json"

@@ -9,17 +9,17 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from hsw2v.counting.vocab import keep_probabilities
-from hsw2v.hs.flat import FlatCodes, FlatPaths
-from hsw2v.hs.softmax import subtree_totals
-from hsw2v.model.model import Model
-from hsw2v.model.word2vec_format import warm_up_writer
-from hsw2v.settings import TrainSettings
-from hsw2v.system.memory import release_compiler_pages
-from hsw2v.training.block import block_kernel
-from hsw2v.training.kinds import model_kind
-from hsw2v.training.state import Weights, new_state
-from hsw2v.trees.tree import Tree
+from ..counting.vocab import keep_probabilities
+from ..hs.flat import FlatCodes, FlatPaths
+from ..hs.softmax import subtree_totals
+from ..model.model import Model
+from ..model.word2vec_format import warm_up_writer
+from ..settings import TrainSettings
+from ..system.memory import release_compiler_pages
+from ..training.block import block_kernel
+from ..training.kinds import model_kind
+from ..training.state import Weights, new_state
+from ..trees.tree import Tree
 
 HOT_NODES = 1024
 """With several threads, each thread trains its own copy of the inner nodes

@@ -18,18 +18,15 @@ from dataclasses import asdict, replace
 
 import numpy as np
 
-from hsw2v.counting.corpus import TokenSpool, WordCounts, WordTable, count_words
-from hsw2v.counting.vocab import Vocab
-from hsw2v.errors import HSW2VError, param
-from hsw2v.model.model import Model
-from hsw2v.runs.checkpoint import Checkpoints, Position, load_checkpoint
-from hsw2v.runs.kernels import KernelSetup, kernel_setup
-from hsw2v.runs.schedule import EpochLoss, LearningRate
-from hsw2v.settings import CHECKPOINT_MINUTES, TREE_KINDS, TrainSettings
-from hsw2v.system.memory import release_compiler_pages, release_free_memory
-from hsw2v.system.progress import progress_bar
-from hsw2v.system.signals import raise_pending
-from hsw2v.text.reader import (
+from ..counting.corpus import TokenSpool, WordCounts, WordTable, count_words
+from ..counting.vocab import Vocab
+from ..errors import HSW2VError, param
+from ..model.model import Model
+from ..settings import CHECKPOINT_MINUTES, TREE_KINDS, TrainSettings
+from ..system.memory import release_compiler_pages, release_free_memory
+from ..system.progress import progress_bar
+from ..system.signals import raise_pending
+from ..text.reader import (
     BLOCK_BYTES,
     Source,
     describe,
@@ -37,10 +34,13 @@ from hsw2v.text.reader import (
     lock_free,
     rereadable,
 )
-from hsw2v.training.kinds import model_kind
-from hsw2v.training.state import Weights, new_state
-from hsw2v.trees.registry import TreeInputs, tree_builder, tree_builders
-from hsw2v.trees.tree import Tree
+from ..training.kinds import model_kind
+from ..training.state import Weights, new_state
+from ..trees.registry import TreeInputs, tree_builder, tree_builders
+from ..trees.tree import Tree
+from .checkpoint import Checkpoints, Position, load_checkpoint
+from .kernels import KernelSetup, kernel_setup
+from .schedule import EpochLoss, LearningRate
 
 
 def build_vocab(corpus: Source, min_count: int = 5, max_vocab: int | None = None,

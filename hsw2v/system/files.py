@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO
 
-from hsw2v.errors import HSW2VError
+from ..errors import HSW2VError
 
 
 def check_writable(path: str) -> None:

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import BinaryIO, NamedTuple
 
-from hsw2v.errors import HSW2VError
+from ..errors import HSW2VError
 
 BLOCK_BYTES = 1 << 20
 """Bytes read per block; each block ends on whitespace (unless the file ends)."""
@@ -392,7 +392,7 @@ def rereadable(source: Source) -> Iterator[Source]:
     if "-" not in paths_of(source):
         yield source
         return
-    from hsw2v.system.files import remove_stale_temporaries
+    from ..system.files import remove_stale_temporaries
 
     remove_stale_temporaries(tempfile.gettempdir())
     fd, tmp = tempfile.mkstemp(prefix=f".hsw2v-{os.getpid()}-stdin-", suffix=".tmp")

@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from hsw2v.jit.helpers import FNV_OFFSET, FNV_PRIME, JIT, fnv1a, is_space, prefetch_item
+from ..jit.helpers import FNV_OFFSET, FNV_PRIME, JIT, fnv1a, is_space, prefetch_item
 
 
 @njit(**JIT)

@@ -20,11 +20,11 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import literally, njit
 
-from hsw2v.jit.helpers import KERNEL, for_dim, prefetch_row
-from hsw2v.training.kinds import ModelKind
-from hsw2v.training.state import State, Weights
-from hsw2v.training.steps import centre_step
-from hsw2v.training.walk import register_visitor, walk_block
+from ..jit.helpers import KERNEL, for_dim, prefetch_row
+from .kinds import ModelKind
+from .state import State, Weights
+from .steps import centre_step
+from .walk import register_visitor, walk_block
 
 
 @njit(**KERNEL)

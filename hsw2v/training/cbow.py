@@ -5,9 +5,9 @@ from typing import NamedTuple
 
 from numba import njit
 
-from hsw2v.hs.codes import target_step
-from hsw2v.hs.softmax import context_mean
-from hsw2v.jit.helpers import KERNEL
+from ..hs.codes import target_step
+from ..hs.softmax import context_mean
+from ..jit.helpers import KERNEL
 
 
 class Config(NamedTuple):

@@ -13,7 +13,10 @@ vectors and the inner-node vectors. Its module holds:
   :class:`~hsw2v.training.block.BlockTraining` (the weights, the kind's ``extra``
   matrices, the thread's scratch);
 - ``context(config, syn0, extra, ctx, n_ctx, H, dim) -> rows``: the context matrix
-  H that ``predict``, ``score`` and the semantic trees use.
+  H that ``predict``, ``score`` and the semantic trees use;
+- optionally ``context_words(sen, i, m, window, shrink, r, ctx) -> (n, r)``: the
+  context words of ``sen[i]``, for a kind whose examples are not the symmetric
+  window (see :func:`hsw2v.training.walk.context_words`).
 
 Adding a kind without losing inlining: write that module in this subpackage, with
 ``centre`` and ``context`` as ``njit(**KERNEL, inline="always")`` (for a big step,
@@ -37,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from hsw2v.errors import HSW2VError, param
+from ..errors import HSW2VError, param
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,8 @@ class ModelKind:
     name: str
     help: str
     module: str
-    """The module with its ``Config``, ``config_of``, ``centre`` and ``context``."""
+    """The module with its ``Config``, ``config_of``, ``centre`` and ``context``
+    (relative to this subpackage: ``.cbow``)."""
     alpha: float
     """Default starting learning rate."""
     round_words: int
@@ -74,7 +78,7 @@ class ModelKind:
 
     def steps(self) -> ModuleType:
         """The kind's module (loads numba)."""
-        return importlib.import_module(self.module)
+        return importlib.import_module(self.module, __package__)
 
     def config_of(self, settings: Any) -> Any:
         """The config the kind's kernels read, for a run's settings."""
@@ -84,11 +88,11 @@ class ModelKind:
 model_kinds: dict[str, ModelKind] = {
     "cbow": ModelKind(
         "cbow", "CBOW predicts a word from the mean (or sum) of its context's vectors.",
-        "hsw2v.training.cbow", alpha=0.05, round_words=1_000_000,
+        ".cbow", alpha=0.05, round_words=1_000_000,
         examples_per_context_word=False),
     "skipgram": ModelKind(
         "skipgram", "Skip-gram predicts a word from each context word's vector.",
-        "hsw2v.training.skipgram", alpha=0.025, round_words=125_000,
+        ".skipgram", alpha=0.025, round_words=125_000,
         examples_per_context_word=True),
 }
 """Every model kind, by the name ``--arch`` takes."""

@@ -11,9 +11,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from hsw2v.hs.codes import codes_of, target_step
-from hsw2v.hs.softmax import branch_loss_grad
-from hsw2v.jit.helpers import KERNEL
+from ..hs.codes import codes_of, target_step
+from ..hs.softmax import branch_loss_grad
+from ..jit.helpers import KERNEL
 
 
 class Config(NamedTuple):

@@ -6,8 +6,8 @@ from __future__ import annotations
 from numba import njit
 from numba.extending import overload
 
-from hsw2v.jit.helpers import JIT, KERNEL
-from hsw2v.training.kinds import kind_of_config
+from ..jit.helpers import JIT, KERNEL
+from .kinds import kind_of_config
 
 
 def centre_step(t, target, ctx, n_ctx, alpha, dim):

@@ -16,8 +16,9 @@ import numpy as np
 from numba import njit
 from numba.extending import overload
 
-from hsw2v.hs.softmax import gather_context
-from hsw2v.jit.helpers import KERNEL, lcg_next, lcg_uniform
+from ..hs.softmax import gather_context
+from ..jit.helpers import KERNEL, lcg_next, lcg_uniform
+from .kinds import kind_of_config
 
 
 @njit(**KERNEL, inline="always")
@@ -106,13 +107,31 @@ def example_context(sen, i, m, window, shrink, r, ctx):
     return gather_context(sen, lo, hi, i, ctx), r
 
 
+def context_words(config, sen, i, m, window, shrink, r, ctx):
+    """The context of ``sen[i]`` as ``config``'s kind takes it: its module's
+    ``context_words`` (same arguments) if it has one, else :func:`example_context`,
+    the symmetric window. Returns (its length, rng state) (numba only)."""
+    raise NotImplementedError("numba only")
+
+
+@overload(context_words, jit_options=KERNEL, prefer_literal=True, inline="always")
+def _context_words(config, sen, i, m, window, shrink, r, ctx):
+    own = getattr(kind_of_config(config.instance_class).steps(), "context_words", None)
+    take = example_context if own is None else own
+
+    def impl(config, sen, i, m, window, shrink, r, ctx):
+        return take(sen, i, m, window, shrink, r, ctx)
+    return impl
+
+
 @njit(**KERNEL, inline="always")
 def walk_block(ids, sent_ends, n_sents, keep_prob, window, shrink, r, sen, sen_pos, ctx, visitor,
                dim):
     """Walk the block ``ids`` (sentences ending at ``sent_ends[:n_sents]``): subsample
     each sentence with ``keep_prob`` into ``sen`` (``sen_pos``: each kept word's
-    index in the block), take each kept word's context (:func:`example_context`),
-    and hand every example with a context to ``visitor``. ``r``: the generator's
+    index in the block), take each kept word's context as the kind of
+    ``visitor.config`` takes it (:func:`context_words`), and hand every example with
+    a context to ``visitor``. ``r``: the generator's
     state. Returns (sum of −log P, number of examples, rng state)."""
     loss = 0.0
     n_examples = 0
@@ -123,7 +142,7 @@ def walk_block(ids, sent_ends, n_sents, keep_prob, window, shrink, r, sen, sen_p
         start = end
         for i in range(m):
             before_word(visitor, sen, i, m, dim)
-            n_ctx, r = example_context(sen, i, m, window, shrink, r, ctx)
+            n_ctx, r = context_words(visitor.config, sen, i, m, window, shrink, r, ctx)
             if n_ctx == 0:
                 continue
             step_loss, step_examples = visit_example(visitor, sen[i], ctx, n_ctx, sen_pos[i], dim)

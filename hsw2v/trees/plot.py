@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hsw2v.errors import HSW2VError, param
-from hsw2v.system.files import atomic_write
+from ..errors import HSW2VError, param
+from ..system.files import atomic_write
 
 if TYPE_CHECKING:
-    from hsw2v.model.model import Model
+    from ..model.model import Model
 
 FORMATS = ("png", "svg", "pdf")
 MAX_LEVELS = 8

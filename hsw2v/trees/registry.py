@@ -22,8 +22,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from hsw2v.errors import HSW2VError, param
-from hsw2v.trees.tree import Tree, balanced, classes, fano, huffman, random_tree
+from ..errors import HSW2VError, param
+from .tree import Tree, balanced, classes, fano, huffman, random_tree
 
 
 class TreeInputs(NamedTuple):
@@ -53,7 +53,7 @@ class TreeBuilder:
 
 
 def _semantic(inputs: TreeInputs) -> Tree:
-    from hsw2v.trees.semantic import context_means, semantic_below, semantic_tree
+    from .semantic import context_means, semantic_below, semantic_tree
 
     s, source = inputs.settings, inputs.source
     if source.dim < 1 or len(source.vocab) < 2:

@@ -23,14 +23,14 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
-from hsw2v.counting.corpus import WordTable
-from hsw2v.errors import HSW2VError, param
-from hsw2v.jit.helpers import JIT
-from hsw2v.text.reader import Source, iter_blocks
-from hsw2v.training.kinds import model_kind
-from hsw2v.training.steps import context_rows
-from hsw2v.training.walk import register_visitor, walk_block
-from hsw2v.trees.tree import SPLITS, Tree, from_overlapping_splits, from_splits, huffman
+from ..counting.corpus import WordTable
+from ..errors import HSW2VError, param
+from ..jit.helpers import JIT
+from ..text.reader import Source, iter_blocks
+from ..training.kinds import model_kind
+from ..training.steps import context_rows
+from ..training.walk import register_visitor, walk_block
+from .tree import SPLITS, Tree, from_overlapping_splits, from_splits, huffman
 
 
 class ContextSums(NamedTuple):

@@ -17,8 +17,8 @@ import bisect
 
 import numpy as np
 
-from hsw2v.errors import HSW2VError
-from hsw2v.hs.flat import FlatCodes, FlatPaths
+from ..errors import HSW2VError
+from ..hs.flat import FlatCodes, FlatPaths
 
 SPLITS = ("balanced", "adaptive")
 """How a learned tree splits a node's words (``--split``; see :mod:`hsw2v.trees.semantic`)."""
