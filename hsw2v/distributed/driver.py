@@ -174,10 +174,11 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
     """Train on a Dask cluster (see the module's notes); the settings are those of
     :func:`hsw2v.runs.trainer.train_locally`, with ``threads`` per worker (default: a
     LocalCluster's share of the cores, or the workers' own thread count), and
-    ``round_words`` the words each worker trains a round (default by architecture,
-    :data:`hsw2v.settings.ROUND_WORDS`). ``checkpoint`` saves the global weights and the run's position between rounds
-    (gathered to the client every ``checkpoint_every`` minutes and after each
-    epoch); ``resume`` continues such a run, with the same result."""
+    ``round_words`` the words each worker trains a round (default: the model kind's,
+    :attr:`hsw2v.training.kinds.ModelKind.round_words`). ``checkpoint`` saves the
+    global weights and the run's position between rounds (gathered to the client
+    every ``checkpoint_every`` minutes and after each epoch); ``resume`` continues
+    such a run, with the same result."""
     saver = Checkpoints(checkpoint, checkpoint_every) if checkpoint else None
     state = load_checkpoint(resume) if resume else None
     if state and not state[1].round_slices:

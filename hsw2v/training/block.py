@@ -79,21 +79,21 @@ class BlockTraining(NamedTuple):
     path: np.ndarray
     hot_rows: np.ndarray
     hot_base: np.ndarray
-    since_sync: np.ndarray
     alpha0: float
     slope: float
     extra: tuple
 
 
 @njit(**KERNEL, inline="always")
-def _before_training(v, sen, i, m, dim):
+def _before_training(v, sen, i, m, dim, since_sync):
     """Count the word (merging the private hot rows every ``sync_every``) and
-    prefetch what the next example needs."""
-    v.since_sync[0] += 1
-    if v.since_sync[0] == v.config.sync_every:
+    prefetch what the next example needs. Returns the words since the last merge."""
+    since_sync += 1
+    if since_sync == v.config.sync_every:
         sync_hot_rows(v.syn1, v.hot_nodes, v.hot_rows, v.hot_base)
-        v.since_sync[0] = 0
+        since_sync = 0
     prefetch_next(sen, i, m, v.config.window, v.syn0, v.syn1, v.hot_slot, v.paths)
+    return since_sync
 
 
 @njit(**KERNEL, inline="always")
@@ -126,13 +126,12 @@ def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pat
     """
     literally(dim)
     syn0, syn1, hot_nodes, hot_slot, extra = weights
-    rng, sen, sen_pos, ctx, rows, pairs, path, hot_rows, hot_base, since_sync = state
+    rng, sen, sen_pos, ctx, rows, pairs, path, hot_rows, hot_base = state
     n_words = sent_ends[n_sents - 1] if n_sents > 0 else 0
     slope = (alpha1 - alpha0) / max(n_words, 1)
     sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
-    since_sync[0] = 0
     visitor = BlockTraining(config, syn0, syn1, hot_nodes, hot_slot, paths, rows, pairs, path,
-                            hot_rows, hot_base, since_sync, alpha0, slope, extra)
+                            hot_rows, hot_base, alpha0, slope, extra)
     loss, n_examples, r = walk_block(ids, sent_ends, n_sents, keep_prob, config.window, True,
                                      rng[0], sen, sen_pos, ctx, visitor, dim)
     sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)

@@ -35,7 +35,6 @@ class State(NamedTuple):
     # most nodes a step visits, all codes of a word, plus its codes)
     hot_rows: np.ndarray  # float32 (K, D): private copies of the hot inner nodes …
     hot_base: np.ndarray  # … and their values at the last merge
-    since_sync: np.ndarray  # int64 (1): words trained since the last merge
 
 
 def new_state(seed: int, block_words: int, window: int, longest_path: int,
@@ -48,5 +47,4 @@ def new_state(seed: int, block_words: int, window: int, longest_path: int,
         np.array([seed], dtype=np.uint64), np.empty(block_words, np.int32),
         np.empty(block_words, np.int64), np.empty(width, np.int32),
         np.empty((2, width, dim), np.float32), np.empty((2, width, width), np.float32),
-        np.empty((2, width, longest_path), np.float32), hot_rows.copy(), hot_rows.copy(),
-        np.zeros(1, np.int64))
+        np.empty((2, width, longest_path), np.float32), hot_rows.copy(), hot_rows.copy())

@@ -59,8 +59,9 @@ def register_visitor(visitor_type: type, visit, before=None) -> None:
     ``visit(visitor, target, ctx, n_ctx, position, dim)`` handles one example (the
     context words ``ctx[:n_ctx]`` of the word ``target`` at ``position`` in the
     block) and returns (sum of −log P, number of examples). ``before(visitor, sen,
-    i, m, dim)``, if given, runs before the ``i``-th kept word of a sentence of
-    ``m`` is looked at, whether or not it has a context. Both are numba functions,
+    i, m, dim, tick) -> tick``, if given, runs before the ``i``-th kept word of a
+    sentence of ``m`` is looked at, whether or not it has a context; ``tick`` is a
+    count it may keep across the block's words (0 at the block's start). Both are numba functions,
     inlined into the walk."""
     _VISITORS[visitor_type] = (visit, before)
 
@@ -70,8 +71,9 @@ def visit_example(visitor, target, ctx, n_ctx, position, dim):
     raise NotImplementedError("numba only")
 
 
-def before_word(visitor, sen, i, m, dim):
-    """What the walk's ``visitor`` does before each kept word (see :func:`register_visitor`)."""
+def before_word(visitor, sen, i, m, dim, tick):
+    """What the walk's ``visitor`` does before each kept word; returns the new ``tick``
+    (see :func:`register_visitor`)."""
     raise NotImplementedError("numba only")
 
 
@@ -85,13 +87,13 @@ def _visit_example(visitor, target, ctx, n_ctx, position, dim):
 
 
 @overload(before_word, jit_options=KERNEL, prefer_literal=True, inline="always")
-def _before_word(visitor, sen, i, m, dim):
+def _before_word(visitor, sen, i, m, dim, tick):
     before = _VISITORS[visitor.instance_class][1]
     if before is None:
-        return lambda visitor, sen, i, m, dim: None
+        return lambda visitor, sen, i, m, dim, tick: tick
 
-    def impl(visitor, sen, i, m, dim):
-        before(visitor, sen, i, m, dim)
+    def impl(visitor, sen, i, m, dim, tick):
+        return before(visitor, sen, i, m, dim, tick)
     return impl
 
 
@@ -136,12 +138,13 @@ def walk_block(ids, sent_ends, n_sents, keep_prob, window, shrink, r, sen, sen_p
     loss = 0.0
     n_examples = 0
     start = 0
+    tick = 0
     for s in range(n_sents):
         end = sent_ends[s]
         m, r = subsample(ids, start, end, keep_prob, r, sen, sen_pos)
         start = end
         for i in range(m):
-            before_word(visitor, sen, i, m, dim)
+            tick = before_word(visitor, sen, i, m, dim, tick)
             n_ctx, r = context_words(visitor.config, sen, i, m, window, shrink, r, ctx)
             if n_ctx == 0:
                 continue
