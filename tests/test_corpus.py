@@ -415,3 +415,29 @@ def test_corpus_arguments_that_name_nothing(tmp_path):
                            ([str(tmp_path / "absent.txt")], "no such file"), (["-", "-"], "once")]:
         with pytest.raises(HSW2VError, match=fragment):
             corpus_files(args)
+
+
+def test_shards_of_several_blocks_count_as_their_concatenation(tmp_path):
+    """Past one block, shards still give the counts, the vocabulary and so the tree
+    of their concatenation (the vectors may differ: each file has blocks of its own,
+    see docs/guides/commands.md)."""
+    from hsw2v.text.reader import BLOCK_BYTES, corpus_files
+    from hsw2v.trees.tree import huffman
+
+    rng = np.random.default_rng(9)
+    words = np.array([f"w{i}" for i in range(500)])
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    texts = []
+    for k in range(3):  # each shard over a block, with lines longer than a block
+        lines = [" ".join(rng.choice(words, size=int(n))) for n in rng.integers(10, 400_000, 3)]
+        texts.append("\n".join(lines) + "\n")
+        (shards / f"{k}.txt").write_text(texts[-1])
+    assert all(len(t) > BLOCK_BYTES for t in texts)
+    whole = tmp_path / "whole.txt"
+    whole.write_text("".join(texts))
+    a, b = count_words(corpus_files([str(shards)])), count_words(str(whole))
+    assert a.as_dict() == b.as_dict() and a.tokens == b.tokens
+    va, vb = a.to_vocab(1, None), b.to_vocab(1, None)
+    assert va.words == vb.words  # ties keep the order of first occurrence either way
+    assert np.array_equal(huffman(va.counts).children, huffman(vb.counts).children)

@@ -249,8 +249,8 @@ def semantic_below(X: np.ndarray, counts: np.ndarray, levels: int, split: str = 
     """Huffman's tree over ``counts`` down to depth ``levels``; below each of its
     nodes at that depth, a semantic tree over that node's words (their rows of
     ``X``), on the same inner nodes. Frequent words keep their short Huffman
-    paths; the rarer words below are grouped by meaning (see README, "Trees":
-    with ``levels`` 10 this beat Huffman's held-out perplexity for skip-gram)."""
+    paths; the rarer words below are grouped by meaning (the trees guide,
+    docs/guides/trees.md, measures it for skip-gram)."""
     top = huffman(counts)
     v, children = top.n_words, top.children.copy()
     offsets, nodes = top.path_offsets, top.path_nodes
