@@ -14,12 +14,40 @@ LOCAL_ONLY = ("vocab", "tree_from", "init_model")
 
 def train(corpus: Source, *, engine: str = "local", client: Any = None, scheduler: str | None = None,
           workers: int | None = None, round_words: int | None = None, **options) -> Model:
-    """Train word vectors on ``corpus``: with ``engine="local"``, in this process
-    (see :func:`hsw2v.runs.trainer.train_locally` for the options); with ``engine="dask"``, on a
-    Dask cluster: ``client`` (used as it is, never closed), ``scheduler`` (an
-    address) or a new LocalCluster of ``workers`` processes, averaging the
-    workers' replicas every ``round_words`` words each (default by architecture, see
-    :func:`hsw2v.distributed.driver.train_on_dask`)."""
+    """Train word vectors on ``corpus``, in this process or on a Dask cluster.
+
+    Parameters
+    ----------
+    corpus
+        A path or a list of paths: files, directories (read recursively, sorted),
+        quoted globs or URLs of plain, .gz, .bz2 or .zst UTF-8 text; ``-`` for stdin.
+    engine
+        ``"local"`` (threads in this process) or ``"dask"``.
+    client, scheduler, workers
+        With ``engine="dask"``, one of: a ``distributed.Client`` (used as it is,
+        never closed), a scheduler's address, or a number of worker processes for
+        a new LocalCluster.
+    round_words
+        With ``engine="dask"``: the words each worker trains between two
+        combinations of the weights (default: the model kind's).
+    **options
+        The settings of :class:`hsw2v.TrainSettings` (``arch``, ``dim``,
+        ``window``, ``epochs``, ``tree``, …) and the options of
+        :func:`hsw2v.runs.trainer.train_locally` (``vocab``, ``tree_from``,
+        ``init_model``, ``checkpoint``, ``resume``, ``count_memory``,
+        ``progress``).
+
+    Returns
+    -------
+    Model
+        The trained model, with each epoch's mean loss in ``epoch_loss``.
+
+    Raises
+    ------
+    HSW2VError
+        Bad settings, an unreadable or empty corpus, or a failed cluster; the
+        message names the parameter.
+    """
     if engine == "local":
         given = [name for name, value in (("client", client), ("scheduler", scheduler),
                                           ("workers", workers)) if value is not None]

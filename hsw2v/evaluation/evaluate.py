@@ -103,6 +103,22 @@ def evaluate_analogies(
     otherwise the answer is the nearest word (cosine) to ``b - a + c`` other than
     a, b, c and their case variants. Accuracies are over answered questions (0.0
     when none); ``oov_rate`` is a fraction of all questions.
+
+    Parameters
+    ----------
+    vectors
+        The word vectors (:meth:`Model.keyed_vectors` or :func:`read_vectors`).
+    path
+        The questions file (``: section`` lines, then ``a b c d`` lines).
+    restrict
+        How many of the most frequent words take part.
+    case_insensitive
+        Compare words by ``str.upper()``.
+
+    Returns
+    -------
+    dict
+        The overall and per-section accuracies, and the out-of-vocabulary counts.
     """
     if restrict < 1:
         raise HSW2VError("restrict must be positive")
@@ -219,6 +235,22 @@ def evaluate_word_pairs(
     and first case variant when ``case_insensitive``). Pairs with an unknown
     word are skipped: ``oov`` counts them and ``oov_rate`` is their fraction
     (0..1, not gensim's percent) of all pairs. ``pairs`` is the number used.
+
+    Parameters
+    ----------
+    vectors
+        The word vectors.
+    path
+        Tab-separated ``word1, word2, score`` lines (``#`` comments allowed).
+    case_insensitive
+        Compare words by ``str.upper()``.
+    restrict
+        How many of the most frequent words take part.
+
+    Returns
+    -------
+    dict
+        ``pearson``, ``spearman``, ``pairs``, ``oov`` and ``oov_rate``.
     """
     if restrict < 1:
         raise HSW2VError("restrict must be positive")

@@ -58,9 +58,25 @@ def score_block(ids, sent_ends, n_sents, keep, window, sen, sen_pos, ctx, visito
 def score(model, corpus: str, window: int | None = None) -> dict:
     """Mean −log P(target | context) and perplexity of ``model`` on held-out ``corpus``.
 
-    Uses the model's window at full width (no random shrink) and no subsampling,
-    so that models are comparable on the same file. Words outside the vocabulary
-    are dropped, as in training.
+    Uses the window at full width (no random shrink) and no subsampling, so that
+    models are comparable on the same file. Words outside the vocabulary are
+    dropped, as in training.
+
+    Parameters
+    ----------
+    model
+        A trained :class:`Model`.
+    corpus
+        A path of plain, .gz, .bz2 or .zst text.
+    window
+        The context's width (default: the model's).
+
+    Returns
+    -------
+    dict
+        ``loss`` (mean −log P per example), ``perplexity``, ``examples`` (the
+        model kind's examples: skip-gram's (centre, context) pairs, CBOW's words),
+        ``words``, ``window`` and ``arch``.
     """
     window = window or model.settings.window
     if not 1 <= window <= MAX_WINDOW:

@@ -85,8 +85,7 @@ def hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, 
     dot products) and the table lookups run as one loop over ``scratch`` (at least
     the path's length), exactly as node-by-node updates would. Nodes go four at a
     time: one load of h[d] serves four dot products, and grad_h takes the four
-    steps in one store (CBOW 1.12× the words/s with one thread, 1.16× with two,
-    ``scripts/bench_blocks.py``). ``dim`` is the
+    steps in one store (measured on the kernels' benchmarks page). ``dim`` is the
     vector size, a compile-time constant (see :func:`hsw2v.training.block.train_block`). When
     ``syn1`` has a column more than ``dim`` (``--node-bias``), it holds each node's
     bias α, added to the score and trained with it (∂score/∂α = 1). For a target
@@ -131,9 +130,9 @@ def hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, 
         loss += branch_loss
         scratch[p] = sign * slope * alpha
     p = 0
-    # The rows are picked again, written out: one pass of scores, lookups and updates,
-    # four nodes at a time, ran 0.773x (all the scores first let the rows load
-    # together); an inlined helper returning the four rows, 0.941x.
+    # The rows are picked again, written out: one pass of scores, lookups and updates
+    # ran slower (all the scores first let the rows load together), and so did an
+    # inlined helper returning the four rows (the kernels' benchmarks page).
     while p + 4 <= n:  # grad_h takes the four nodes' steps in one store
         n0, n1, n2, n3 = nodes[p0 + p], nodes[p0 + p + 1], nodes[p0 + p + 2], nodes[p0 + p + 3]
         s0, s1, s2, s3 = hot_slot[n0], hot_slot[n1], hot_slot[n2], hot_slot[n3]

@@ -104,8 +104,21 @@ class Model:
         """The word vectors, for similarity queries and evaluation."""
         return Vectors(self.vocab.words, self.vectors)
 
-    def most_similar(self, positive=(), negative=(), topn: int = 10):
-        """Cosine neighbours of ``positive`` minus ``negative``; see :meth:`Vectors.most_similar`."""
+    def most_similar(self, positive=(), negative=(), topn: int = 10) -> list[tuple[str, float]]:
+        """Cosine neighbours of ``positive`` minus ``negative`` (see :meth:`Vectors.most_similar`).
+
+        Parameters
+        ----------
+        positive, negative
+            A word or words.
+        topn
+            How many neighbours.
+
+        Returns
+        -------
+        list[tuple[str, float]]
+            (word, cosine), nearest first.
+        """
         return self.keyed_vectors().most_similar(positive, negative, topn)
 
     def context_matrix(self, context: Sequence[str] | str) -> np.ndarray:
@@ -131,8 +144,20 @@ class Model:
     def predict(self, context: Sequence[str] | str, topn: int = 10) -> list[tuple[str, float]]:
         """The ``topn`` most probable words given the context, most probable first.
 
-        Exact, by best-first search over the tree (see :mod:`hsw2v.hs.softmax`). For
-        skip-gram the value is Π_c P(word | c) over the context words.
+        Exact, by best-first search over the tree (see :mod:`hsw2v.hs.softmax`).
+
+        Parameters
+        ----------
+        context
+            The context words (unknown ones are skipped with a warning).
+        topn
+            How many words.
+
+        Returns
+        -------
+        list[tuple[str, float]]
+            (word, probability); for skip-gram the value is Π_c P(word | c) over
+            the context words.
         """
         if topn <= 0:
             raise HSW2VError(f"topn must be positive, got {topn}")
@@ -175,7 +200,20 @@ class Model:
                 for ws, lps in zip(words, logp)]
 
     def log_prob(self, word: str, context: Sequence[str] | str) -> float:
-        """Natural log of P(word | context) along the word's path (skip-gram: Σ_c log P(word | c))."""
+        """Natural log of P(word | context) along the word's path.
+
+        Parameters
+        ----------
+        word
+            A word of the vocabulary.
+        context
+            The context words.
+
+        Returns
+        -------
+        float
+            log P(word | context); for skip-gram Σ_c log P(word | c).
+        """
         if word not in self.vocab.index:
             raise HSW2VError(unknown_word_message(word, self.vocab.words))
         return float(word_log_prob(self.context_matrix(context), self.vocab.index[word],
@@ -198,7 +236,13 @@ class Model:
         return total
 
     def save(self, path: str) -> None:
-        """Write the full model (see the module's docstring), atomically."""
+        """Write the full model (see the module's docstring), atomically.
+
+        Parameters
+        ----------
+        path
+            The ``.npz`` file to write; :func:`load_model` reads it back.
+        """
         with atomic_write(path, "wb") as f:
             self.write(f)
 
@@ -229,8 +273,17 @@ class Model:
                 z.writestr(name, data)
 
     def save_vectors(self, path: str, binary: bool = False, cache: bool = False) -> None:
-        """Write the word vectors in word2vec text (or binary) format, atomically, and
-        with ``cache`` a ``.cache`` sidecar that loads in milliseconds."""
+        """Write the word vectors in word2vec format, atomically.
+
+        Parameters
+        ----------
+        path
+            The file to write (gensim's ``load_word2vec_format`` reads it).
+        binary
+            word2vec's binary format instead of text.
+        cache
+            Also write a ``.cache`` sidecar that loads in milliseconds.
+        """
         release_free_memory()
         write_vectors(path, self.vocab.words, self.vectors, binary, cache)
 
@@ -331,8 +384,25 @@ def available_memory() -> int:
 
 
 def load_model(path: str) -> Model:
-    """Read a model file written by :meth:`Model.save`; never unpickles, and checks
-    every array and setting before use (one line names what is wrong)."""
+    """Read a model file written by :meth:`Model.save`.
+
+    Never unpickles, and checks every array's declared size and every setting
+    before use.
+
+    Parameters
+    ----------
+    path
+        The ``.npz`` model file.
+
+    Returns
+    -------
+    Model
+
+    Raises
+    ------
+    HSW2VError
+        The file is missing, damaged or not a model; one line says what is wrong.
+    """
     shapes = _declared_shapes(path)
     try:
         with np.load(path, allow_pickle=False) as z:
@@ -409,9 +479,19 @@ def load_model(path: str) -> Model:
 
 
 def read_vectors(path: str, make_cache: bool = False) -> Vectors:
-    """Word vectors from a word2vec text or binary file (the format is detected; with
-    ``make_cache`` a ``.cache`` sidecar is left for the next read), or from an hsw2v
-    model file (``.npz``)."""
+    """Word vectors from a word2vec text or binary file, or an hsw2v model file.
+
+    Parameters
+    ----------
+    path
+        A word2vec text or binary file (the format is detected) or a ``.npz`` model.
+    make_cache
+        Leave a ``.cache`` sidecar for the next read.
+
+    Returns
+    -------
+    Vectors
+    """
     if path.endswith(".npz"):
         return load_model(path).keyed_vectors()
     return read_word2vec(path, make_cache)

@@ -69,6 +69,20 @@ class Vectors:
         """Nearest words by cosine to the mean of unit positive minus unit negative vectors.
 
         This is gensim's ``most_similar`` (3CosAdd): the query words are excluded.
+
+        Parameters
+        ----------
+        positive, negative
+            A word or words.
+        topn
+            How many neighbours.
+        restrict
+            Search only the first ``restrict`` (most frequent) words.
+
+        Returns
+        -------
+        list[tuple[str, float]]
+            (word, cosine), nearest first.
         """
         if isinstance(positive, str):
             positive = [positive]

@@ -28,8 +28,18 @@ def write_vectors(path: str, words: Sequence[str], matrix: np.ndarray, binary: b
 
     Text values are written with 9 significant digits, so float32 round-trips exactly.
     Binary rows are ``word``, a space, D little-endian float32 values and a newline.
-    With ``cache``, a sidecar ``path.cache`` makes reading the file back fast (see
-    :func:`write_cache`).
+
+    Parameters
+    ----------
+    path
+        The file to write, atomically.
+    words, matrix
+        The words and their vectors (one row each, float32).
+    binary
+        word2vec's binary format instead of text.
+    cache
+        Also write a sidecar ``path.cache`` that makes reading the file back fast
+        (see :func:`write_cache`).
     """
     with atomic_write(path, "wb") as f:
         write_vectors_to(f, words, matrix, binary)

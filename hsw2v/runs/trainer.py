@@ -45,8 +45,24 @@ from .schedule import EpochLoss, LearningRate
 
 def build_vocab(corpus: Source, min_count: int = 5, max_vocab: int | None = None,
                 progress: bool = False, threads: int | None = None) -> tuple[Vocab, int]:
-    """Count the corpus in one pass (``threads``: all cores by default); return the
-    pruned vocabulary and the token count."""
+    """Count the corpus in one pass.
+
+    Parameters
+    ----------
+    corpus
+        A path or list of paths, as :func:`hsw2v.train` takes.
+    min_count, max_vocab
+        Keep the words seen at least ``min_count`` times, at most ``max_vocab`` of them.
+    progress
+        Show a progress bar.
+    threads
+        Counting threads (all cores by default).
+
+    Returns
+    -------
+    tuple[Vocab, int]
+        The vocabulary kept and the corpus's token count.
+    """
     threads = TrainSettings(threads=threads).resolved().threads
     counts = count_words(corpus, progress=progress, threads=threads, min_count=min_count)
     if counts.tokens == 0:

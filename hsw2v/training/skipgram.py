@@ -1,8 +1,8 @@
 """Skip-gram: each context word's vector predicts the centre word, the context words
 taking turns as in word2vec.c.
 
-The steps are not inlined into the block kernel: inlined as well, they made the
-CBOW kernel of the time 8% slower (when both kinds shared one kernel).
+The big steps are called, not inlined into the block kernel: inlined, they made
+the kernel slower when CBOW and skip-gram shared one.
 """
 from __future__ import annotations
 
@@ -75,11 +75,10 @@ def skipgram_distinct(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows,
     the sum of the contexts' steps.
 
     Contexts go four at a time, then two: one load of u[d] serves four, and u takes
-    their four steps in one store (1.05× the words/s, ``scripts/bench_blocks.py``;
-    the pairs for what is left, 1.035× more). Each context's gradient takes the
-    path's nodes four at a time, in one store (1.10× more).
-    The row selection is written out at each use on purpose: a helper returning
-    either row made CBOW about 1.5× slower in a one-thread benchmark.
+    their four steps in one store; each context's gradient takes the path's nodes
+    four at a time, in one store. The row selection is written out at each use on
+    purpose: a helper returning either row was slower. (Figures: the kernels'
+    benchmarks page.)
     """
     H, grad, gram, cross, X, G = rows[0], rows[1], pairs[0], pairs[1], path[0], path[1]
     bias = syn1.shape[1] > dim
@@ -144,7 +143,7 @@ def skipgram_distinct(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows,
                 s += G[c, p] * G[c2, p]
             cross[c, c2] = s
     p = 0
-    # The four rows are picked as in hs_step, written out: a shared helper cost 0.941x there.
+    # The four rows are picked as in hs_step, written out: a shared helper was slower there.
     while p + 4 <= n:  # each context's gradient takes four nodes' steps in one store
         n0, n1, n2, n3 = nodes[p0 + p], nodes[p0 + p + 1], nodes[p0 + p + 2], nodes[p0 + p + 3]
         s0, s1, s2, s3 = hot_slot[n0], hot_slot[n1], hot_slot[n2], hot_slot[n3]

@@ -21,9 +21,9 @@ class Weights(NamedTuple):
 
 
 class State(NamedTuple):
-    """One thread's generator and buffers (fastText's ``Model::State``). The kernels
-    unpack it once per block: arrays taken from a tuple in per-word code cost more
-    than the arithmetic (measured: CBOW ran 30% slower)."""
+    """One thread's generator and buffers (fastText's ``Model::State``). The block
+    kernel unpacks it once per block: a tuple of arrays passed once per word to a
+    function that is not inlined costs more than the arithmetic."""
 
     rng: np.ndarray  # uint64 (1): word2vec.c's generator state
     sentence: np.ndarray  # int32: the current sentence's words after subsampling

@@ -64,9 +64,25 @@ def _layout(model: Model, levels: int) -> list[tuple[int, int, float, int | None
 
 
 def plot_tree(model: Model, path: str, levels: int = 4, words: int = 3) -> dict[int, list[str]]:
-    """Draw the top ``levels`` of the model's tree to ``path`` (.png, .svg or .pdf),
-    root on the left; each node is labelled with its ``words`` most frequent words
-    (a word's leaf, with the word). Returns the labels (see :func:`top_words`)."""
+    """Draw the top ``levels`` of the model's tree, root on the left; each node is
+    labelled with its most frequent words (a word's leaf, with the word).
+
+    Parameters
+    ----------
+    model
+        A trained model.
+    path
+        The picture to write: .png, .svg or .pdf (needs matplotlib: the ``plot`` extra).
+    levels
+        How many levels below the root.
+    words
+        How many words label a node.
+
+    Returns
+    -------
+    dict[int, list[str]]
+        Each drawn node's label words (see :func:`top_words`).
+    """
     if not 1 <= levels <= MAX_LEVELS:
         raise HSW2VError(f"{param('levels')} must be between 1 and {MAX_LEVELS}, got {levels}")
     if words < 1:

@@ -74,8 +74,7 @@ class Tree:
         """What the training kernels take: :attr:`flat`, narrowed to a
         :class:`FlatPaths` when every word has one code. The kernels are compiled
         for the type they get, so a one-code tree's have no trace of the
-        several-codes step, and the narrower value alone made one-code CBOW about
-        9% faster in ``scripts/bench_kernels.py``."""
+        several-codes step (faster: see the kernels' benchmarks page)."""
         if self.max_codes > 1:
             return self.flat
         return FlatPaths(self.path_offsets, self.path_nodes, self.path_codes)
