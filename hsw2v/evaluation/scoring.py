@@ -16,7 +16,7 @@ from ..settings import MAX_WINDOW
 from ..text.reader import iter_blocks
 from ..training.kinds import model_kind
 from ..training.steps import context_rows
-from ..training.walk import register_visitor, walk_block
+from ..training.walk import make_walk
 
 
 class HeldOutScore(NamedTuple):
@@ -41,7 +41,7 @@ def _score_example(v, target, ctx, n_ctx, position, dim):
     return loss, n
 
 
-register_visitor(HeldOutScore, _score_example)
+_walk = make_walk(_score_example)
 
 
 @njit(**JIT)
@@ -50,7 +50,7 @@ def score_block(ids, sent_ends, n_sents, keep, window, sen, sen_pos, ctx, visito
     and no subsampling when ``keep`` is all ones. Examples are the kind's (skip-gram:
     each centre/context pair; CBOW: each word with a context). Returns (sum of
     −log P, number of examples)."""
-    loss, n, _ = walk_block(ids, sent_ends, n_sents, keep, window, False, np.uint64(0), sen,
+    loss, n, _ = _walk(ids, sent_ends, n_sents, keep, window, False, np.uint64(0), sen,
                             sen_pos, ctx, visitor, visitor.syn0.shape[1])
     return loss, n
 

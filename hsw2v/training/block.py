@@ -24,7 +24,7 @@ from ..jit.helpers import KERNEL, for_dim, prefetch_row
 from .kinds import ModelKind
 from .state import State, Weights
 from .steps import centre_step
-from .walk import register_visitor, walk_block
+from .walk import make_walk
 
 
 @njit(**KERNEL)
@@ -103,7 +103,7 @@ def _train_example(v, target, ctx, n_ctx, position, dim):
     return centre_step(v, target, ctx, n_ctx, alpha, dim)
 
 
-register_visitor(BlockTraining, _train_example, _before_training)
+_walk = make_walk(_train_example, _before_training)
 
 
 @njit(**KERNEL)
@@ -132,7 +132,7 @@ def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pat
     sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
     visitor = BlockTraining(config, syn0, syn1, hot_nodes, hot_slot, paths, rows, pairs, path,
                             hot_rows, hot_base, alpha0, slope, extra)
-    loss, n_examples, r = walk_block(ids, sent_ends, n_sents, keep_prob, config.window, True,
+    loss, n_examples, r = _walk(ids, sent_ends, n_sents, keep_prob, config.window, True,
                                      rng[0], sen, sen_pos, ctx, visitor, dim)
     sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
     rng[0] = r

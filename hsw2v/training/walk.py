@@ -5,12 +5,14 @@ For each sentence, the words that survive subsampling are visited in order; each
 one's context is the window around it (randomly shrunk, as word2vec.c does, when
 training; at full width when scoring), without crossing the sentence's ends. What
 happens to an example depends on the *visitor* the walk is given: a named tuple
-whose type selects, when numba compiles the walk, the functions registered for it
-with :func:`register_visitor` (training's centre step, scoring's −log P, the
-semantic trees' sums). The walk is inlined into each caller, so every visitor's
-steps are inlined too and the vector size stays a compile-time constant.
+whose functions :func:`make_walk` puts into a walk of its own (training's centre
+step, scoring's −log P, the semantic trees' sums). The walk is inlined into each
+caller, so every visitor's steps are inlined too and the vector size stays a
+compile-time constant.
 """
 from __future__ import annotations
+
+import types
 
 import numpy as np
 from numba import njit
@@ -50,51 +52,24 @@ def shrunk_window(i, m, window, r):
     return max(0, i - window + b), min(m, i + window - b + 1), r
 
 
-_VISITORS: dict[type, tuple] = {}
-
-
-def register_visitor(visitor_type: type, visit, before=None) -> None:
-    """Make ``visitor_type`` (a NamedTuple class) a visitor of :func:`walk_block`.
-
-    ``visit(visitor, target, ctx, n_ctx, position, dim)`` handles one example (the
-    context words ``ctx[:n_ctx]`` of the word ``target`` at ``position`` in the
-    block) and returns (sum of −log P, number of examples). ``before(visitor, sen,
-    i, m, dim, tick) -> tick``, if given, runs before the ``i``-th kept word of a
-    sentence of ``m`` is looked at, whether or not it has a context; ``tick`` is a
-    count it may keep across the block's words (0 at the block's start). Both are numba functions,
-    inlined into the walk."""
-    _VISITORS[visitor_type] = (visit, before)
-
-
 def visit_example(visitor, target, ctx, n_ctx, position, dim):
-    """What the walk's ``visitor`` does with one example (see :func:`register_visitor`)."""
-    raise NotImplementedError("numba only")
+    """What a walk does with one example: the ``visit`` given to :func:`make_walk`.
+
+    It handles the context words ``ctx[:n_ctx]`` of the word ``target`` at
+    ``position`` in the block and returns (sum of −log P, number of examples)."""
+    raise NotImplementedError("a stand-in: make_walk puts the visitor's function here")
 
 
 def before_word(visitor, sen, i, m, dim, tick):
-    """What the walk's ``visitor`` does before each kept word; returns the new ``tick``
-    (see :func:`register_visitor`)."""
-    raise NotImplementedError("numba only")
+    """What a walk does before the ``i``-th kept word of a sentence of ``m``, with or
+    without a context: the ``before`` given to :func:`make_walk`. ``tick`` is a count
+    it keeps across the block's words (0 at the block's start); returns the new one."""
+    raise NotImplementedError("a stand-in: make_walk puts the visitor's function here")
 
 
-@overload(visit_example, jit_options=KERNEL, prefer_literal=True, inline="always")
-def _visit_example(visitor, target, ctx, n_ctx, position, dim):
-    visit = _VISITORS[visitor.instance_class][0]
-
-    def impl(visitor, target, ctx, n_ctx, position, dim):
-        return visit(visitor, target, ctx, n_ctx, position, dim)
-    return impl
-
-
-@overload(before_word, jit_options=KERNEL, prefer_literal=True, inline="always")
-def _before_word(visitor, sen, i, m, dim, tick):
-    before = _VISITORS[visitor.instance_class][1]
-    if before is None:
-        return lambda visitor, sen, i, m, dim, tick: tick
-
-    def impl(visitor, sen, i, m, dim, tick):
-        return before(visitor, sen, i, m, dim, tick)
-    return impl
+@njit(**KERNEL, inline="always")
+def _nothing_before(visitor, sen, i, m, dim, tick):
+    return tick
 
 
 @njit(**KERNEL, inline="always")
@@ -126,15 +101,15 @@ def _context_words(config, sen, i, m, window, shrink, r, ctx):
     return impl
 
 
-@njit(**KERNEL, inline="always")
 def walk_block(ids, sent_ends, n_sents, keep_prob, window, shrink, r, sen, sen_pos, ctx, visitor,
                dim):
     """Walk the block ``ids`` (sentences ending at ``sent_ends[:n_sents]``): subsample
     each sentence with ``keep_prob`` into ``sen`` (``sen_pos``: each kept word's
     index in the block), take each kept word's context as the kind of
     ``visitor.config`` takes it (:func:`context_words`), and hand every example with
-    a context to ``visitor``. ``r``: the generator's
-    state. Returns (sum of −log P, number of examples, rng state)."""
+    a context to the visitor's ``visit``. ``r``: the generator's state. Returns
+    (sum of −log P, number of examples, rng state). The template of
+    :func:`make_walk`'s walks; not compiled itself."""
     loss = 0.0
     n_examples = 0
     start = 0
@@ -152,3 +127,23 @@ def walk_block(ids, sent_ends, n_sents, keep_prob, window, shrink, r, sen, sen_p
             loss += step_loss
             n_examples += step_examples
     return loss, n_examples, r
+
+
+def make_walk(visit, before=None):
+    """The walk of :func:`walk_block` with the numba functions ``visit`` and
+    ``before`` (see :func:`visit_example` and :func:`before_word`) in place of its
+    stand-ins, compiled ``inline="always"``.
+
+    The functions are put into the walk's globals, not passed as values, so numba
+    inlines them, and the walk into its caller, before it types anything: the
+    block kernel holds one body, compiled once (a function chosen by its
+    argument's type would be compiled on its own first, then again inlined). Make
+    each walk once, at import.
+    """
+    names = dict(walk_block.__globals__, visit_example=visit,
+                 before_word=_nothing_before if before is None else before)
+    walk = types.FunctionType(walk_block.__code__, names, walk_block.__name__,
+                              walk_block.__defaults__)
+    walk.__qualname__, walk.__module__, walk.__doc__ = (walk_block.__qualname__, __name__,
+                                                         walk_block.__doc__)
+    return njit(**KERNEL, inline="always")(walk)

@@ -29,7 +29,7 @@ from ..jit.helpers import JIT
 from ..text.reader import Source, iter_blocks
 from ..training.kinds import model_kind
 from ..training.steps import context_rows
-from ..training.walk import register_visitor, walk_block
+from ..training.walk import make_walk
 from .tree import SPLITS, Tree, from_overlapping_splits, from_splits, huffman
 
 
@@ -56,7 +56,7 @@ def _add_contexts(v, target, ctx, n_ctx, position, dim):
     return 0.0, n
 
 
-register_visitor(ContextSums, _add_contexts)
+_walk = make_walk(_add_contexts)
 
 
 @njit(**JIT)
@@ -64,7 +64,7 @@ def accumulate_contexts(ids, sent_ends, n_sents, keep, window, sen, sen_pos, ctx
     """Add, for every word of the block, the context vectors it is predicted from
     (the kind's context matrix: skip-gram, each context word's vector; CBOW, their
     mean), by the walk of training with the full window and no subsampling."""
-    walk_block(ids, sent_ends, n_sents, keep, window, False, np.uint64(0), sen, sen_pos, ctx,
+    _walk(ids, sent_ends, n_sents, keep, window, False, np.uint64(0), sen, sen_pos, ctx,
                visitor, visitor.syn0.shape[1])
 
 
