@@ -1,7 +1,9 @@
 """numba helpers that import nothing from the package: compile options, word2vec.c's
-random generator, cache-prefetch intrinsics, byte hashing, and compiling a kernel
-for one vector size."""
+random generator, cache-prefetch intrinsics, byte hashing, compiling a kernel for
+one vector size, and copying a kernel's template for one kind of caller."""
 from __future__ import annotations
+
+import types as pytypes
 
 import numpy as np
 from llvmlite import ir
@@ -107,6 +109,18 @@ def prefetch_item(typingctx, array, index):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+def with_globals(fn, **names):
+    """A copy of the plain Python function ``fn`` that sees ``names`` among its
+    globals (the functions it calls by those names), for numba to compile: a
+    kernel made for one kind of caller, with the callee inlined before typing and
+    no closure, so that numba caches it like ``fn`` itself (same file and name; the
+    argument types tell the copies apart)."""
+    copy = pytypes.FunctionType(fn.__code__, {**fn.__globals__, **names}, fn.__name__,
+                                fn.__defaults__)
+    copy.__qualname__, copy.__module__, copy.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
+    return copy
 
 
 def for_dim(kernel, *args):

@@ -10,8 +10,10 @@ generator and scratch buffers, and private copies of the inner nodes near the
 root, merged into the shared ones every few thousand words.
 
 The kernels run without numba's reference counts (:data:`hsw2v.jit.helpers.KERNEL`).
-A kind's centre step is inlined into the kernel compiled for that kind (see
-:mod:`hsw2v.training.kinds`); :func:`block_kernel` returns that compiled kernel.
+Each kind has a block kernel of its own (:func:`block_kernel_of`), a copy of
+:func:`_train_block` whose walk holds the kind's centre step and context words,
+inlined by numba before typing (see :mod:`hsw2v.training.kinds`);
+:func:`block_kernel` returns it compiled.
 """
 from __future__ import annotations
 
@@ -20,11 +22,11 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import literally, njit
 
-from ..jit.helpers import KERNEL, for_dim, prefetch_row
-from .kinds import ModelKind
+from ..jit.helpers import KERNEL, for_dim, prefetch_row, with_globals
+from .kinds import ModelKind, kind_of_config
 from .state import State, Weights
-from .steps import centre_step
-from .walk import make_walk
+from .steps import centre_step  # (a stand-in in the templates: see block_kernel_of)
+from .walk import kind_context_words, make_walk
 
 
 @njit(**KERNEL)
@@ -96,19 +98,18 @@ def _before_training(v, sen, i, m, dim, since_sync):
     return since_sync
 
 
-@njit(**KERNEL, inline="always")
 def _train_example(v, target, ctx, n_ctx, position, dim):
-    """The kind's centre step at the learning rate of ``position``."""
+    """The kind's centre step at the learning rate of ``position`` (a template:
+    :func:`block_kernel_of` puts the kind's ``centre`` in ``centre_step``'s place)."""
     alpha = np.float32(v.alpha0 + v.slope * position)
     return centre_step(v, target, ctx, n_ctx, alpha, dim)
 
 
-_walk = make_walk(_train_example, _before_training)
+_walk = None  # a stand-in in _train_block's template: block_kernel_of puts the kind's walk here
 
 
-@njit(**KERNEL)
-def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, paths, config,
-                state, dim):
+def _train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, paths, config,
+                 state, dim):
     """Train on one block: ``ids`` split into sentences ending at ``sent_ends[:n_sents]``.
 
     Each example of the walk (subsampling, a randomly shrunk window) goes to the
@@ -133,18 +134,42 @@ def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pat
     visitor = BlockTraining(config, syn0, syn1, hot_nodes, hot_slot, paths, rows, pairs, path,
                             hot_rows, hot_base, alpha0, slope, extra)
     loss, n_examples, r = _walk(ids, sent_ends, n_sents, keep_prob, config.window, True,
-                                     rng[0], sen, sen_pos, ctx, visitor, dim)
+                                rng[0], sen, sen_pos, ctx, visitor, dim)
     sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
     rng[0] = r
     return loss, n_examples
 
 
+_KERNELS: dict[str, Any] = {}
+
+
+def block_kernel_of(kind: ModelKind) -> Any:
+    """The block kernel (a numba dispatcher, see :func:`_train_block`) of ``kind``:
+    its centre step and context words inlined into one walk, with nothing of the
+    other kinds. Made once a kind; numba caches each of its compilations."""
+    if kind.module not in _KERNELS:
+        steps = kind.steps()
+        example = njit(**KERNEL, inline="always")(with_globals(_train_example,
+                                                              centre_step=steps.centre))
+        walk = make_walk(example, _before_training, kind_context_words(steps))
+        _KERNELS[kind.module] = njit(**KERNEL)(with_globals(_train_block, _walk=walk))
+    return _KERNELS[kind.module]
+
+
+def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, paths, config,
+                state, dim):
+    """:func:`_train_block` for the kind of ``config``, called from Python (tests)."""
+    kernel = block_kernel_of(kind_of_config(type(config)))
+    return kernel(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, paths, config,
+                  state, dim)
+
+
 def block_kernel(kind: ModelKind, config: Any, keep: np.ndarray, weights: Weights, paths: Any,
                  state: State, dim: int) -> Any:
-    """:func:`train_block` compiled for ``kind`` (through the type of ``config``), the
-    types of these arrays and vector size ``dim``: the entry point to call with
-    arguments of the same types (see :func:`hsw2v.jit.helpers.for_dim`)."""
+    """The block kernel of ``kind`` compiled for the type of ``config``, these
+    arrays' types and vector size ``dim``: the entry point to call with arguments
+    of the same types (see :func:`hsw2v.jit.helpers.for_dim`)."""
     if not isinstance(config, kind.steps().Config):
         raise TypeError(f"a {kind.name} kernel takes its own Config")
-    return for_dim(train_block, np.empty(0, np.int32), np.empty(0, np.int64), 0, 0.0, 0.0, keep,
-                   weights, paths, config, state, dim)
+    return for_dim(block_kernel_of(kind), np.empty(0, np.int32), np.empty(0, np.int64), 0, 0.0,
+                   0.0, keep, weights, paths, config, state, dim)

@@ -14,7 +14,7 @@ vectors and the inner-node vectors. Its module holds:
   matrices, the thread's scratch);
 - ``context(config, syn0, extra, ctx, n_ctx, H, dim) -> rows``: the context matrix
   H that ``predict``, ``score`` and the semantic trees use;
-- optionally ``context_words(sen, i, m, window, shrink, r, ctx) -> (n, r)``: the
+- optionally ``context_words(config, sen, i, m, window, shrink, r, ctx) -> (n, r)``: the
   context words of ``sen[i]``, for a kind whose examples are not the symmetric
   window (see :func:`hsw2v.training.walk.context_words`).
 

@@ -12,14 +12,12 @@ compile-time constant.
 """
 from __future__ import annotations
 
-import types
-
 import numpy as np
 from numba import njit
 from numba.extending import overload
 
 from ..hs.softmax import gather_context
-from ..jit.helpers import KERNEL, lcg_next, lcg_uniform
+from ..jit.helpers import KERNEL, lcg_next, lcg_uniform, with_globals
 from .kinds import kind_of_config
 
 
@@ -73,8 +71,9 @@ def _nothing_before(visitor, sen, i, m, dim, tick):
 
 
 @njit(**KERNEL, inline="always")
-def example_context(sen, i, m, window, shrink, r, ctx):
-    """The context of ``sen[i]`` in a sentence of ``m`` words, copied into ``ctx``:
+def example_context(config, sen, i, m, window, shrink, r, ctx):
+    """The context of ``sen[i]`` in a sentence of ``m`` words, copied into ``ctx``
+    (the same for every kind's ``config``):
     the window shrunk at random (:func:`shrunk_window`) if ``shrink``, else at full
     width. Returns (its length, rng state)."""
     if shrink:
@@ -84,20 +83,23 @@ def example_context(sen, i, m, window, shrink, r, ctx):
     return gather_context(sen, lo, hi, i, ctx), r
 
 
+def kind_context_words(kind_module):
+    """The ``context_words`` of a kind's module, or :func:`example_context`."""
+    return getattr(kind_module, "context_words", example_context)
+
+
 def context_words(config, sen, i, m, window, shrink, r, ctx):
-    """The context of ``sen[i]`` as ``config``'s kind takes it: its module's
-    ``context_words`` (same arguments) if it has one, else :func:`example_context`,
-    the symmetric window. Returns (its length, rng state) (numba only)."""
+    """The context of ``sen[i]`` as ``config``'s kind takes it (see
+    :func:`kind_context_words`). Returns (its length, rng state) (numba only)."""
     raise NotImplementedError("numba only")
 
 
 @overload(context_words, jit_options=KERNEL, prefer_literal=True, inline="always")
 def _context_words(config, sen, i, m, window, shrink, r, ctx):
-    own = getattr(kind_of_config(config.instance_class).steps(), "context_words", None)
-    take = example_context if own is None else own
+    take = kind_context_words(kind_of_config(config.instance_class).steps())
 
     def impl(config, sen, i, m, window, shrink, r, ctx):
-        return take(sen, i, m, window, shrink, r, ctx)
+        return take(config, sen, i, m, window, shrink, r, ctx)
     return impl
 
 
@@ -129,21 +131,18 @@ def walk_block(ids, sent_ends, n_sents, keep_prob, window, shrink, r, sen, sen_p
     return loss, n_examples, r
 
 
-def make_walk(visit, before=None):
-    """The walk of :func:`walk_block` with the numba functions ``visit`` and
-    ``before`` (see :func:`visit_example` and :func:`before_word`) in place of its
+def make_walk(visit, before=None, context=None):
+    """The walk of :func:`walk_block` with the numba functions ``visit``, ``before``
+    (see :func:`visit_example` and :func:`before_word`) and ``context`` (a kind's
+    ``context_words``; by default chosen by the config's type) in place of its
     stand-ins, compiled ``inline="always"``.
 
     The functions are put into the walk's globals, not passed as values, so numba
     inlines them, and the walk into its caller, before it types anything: the
-    block kernel holds one body, compiled once (a function chosen by its
-    argument's type would be compiled on its own first, then again inlined). Make
-    each walk once, at import.
+    kernel holds one body, compiled once (a function chosen by its argument's type
+    is compiled on its own first, then again inlined). Make each walk once.
     """
-    names = dict(walk_block.__globals__, visit_example=visit,
-                 before_word=_nothing_before if before is None else before)
-    walk = types.FunctionType(walk_block.__code__, names, walk_block.__name__,
-                              walk_block.__defaults__)
-    walk.__qualname__, walk.__module__, walk.__doc__ = (walk_block.__qualname__, __name__,
-                                                         walk_block.__doc__)
-    return njit(**KERNEL, inline="always")(walk)
+    names = {"visit_example": visit, "before_word": _nothing_before if before is None else before}
+    if context is not None:
+        names["context_words"] = context
+    return njit(**KERNEL, inline="always")(with_globals(walk_block, **names))
