@@ -21,11 +21,13 @@ vectors and the inner-node vectors. Its module holds:
 Adding a kind without losing inlining: write that module in this subpackage, with
 ``centre`` and ``context`` as ``njit(**KERNEL, inline="always")`` (for a big step,
 call a non-inlined helper from them, as skip-gram does), and add a
-:class:`ModelKind` to :data:`model_kinds`. :mod:`hsw2v.training.steps` overloads
-its ``centre_step`` and ``context_rows`` on the config's type, so the block kernel
-compiled for a kind (:func:`hsw2v.training.block.block_kernel`) holds that kind's
-steps inlined and nothing of the others, with the vector size a compile-time
-constant. The ``--arch`` choices, the settings' defaults, ``Weights``, the model
+:class:`ModelKind` to :data:`model_kinds`. Each kind gets a block kernel of its
+own (:func:`hsw2v.training.block.block_kernel_of`): a copy of the kernel's
+template with the kind's ``centre`` and ``context_words`` in its globals, so numba
+inlines them before typing; the kernel holds that kind's steps and nothing of the
+others, with the vector size a compile-time constant. Callers shared by the kinds
+(scoring, semantic trees, ``predict``) pick the kind's ``context`` by the config's
+type (:mod:`hsw2v.training.steps`). The ``--arch`` choices, the settings' defaults, ``Weights``, the model
 file, checkpoints, Dask and the tests loop over :data:`model_kinds`; nothing else
 compares a kind's name. This module imports no numba: a kind's module loads when a
 kernel needs it, so ``hsw2v --help`` stays fast.

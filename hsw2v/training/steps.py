@@ -1,6 +1,8 @@
-"""The model kinds' numba functions, chosen by the type of a kind's config when a
-caller compiles (see :mod:`hsw2v.training.kinds`): its centre step, its context
-matrix, and the context matrix of a list of words for ``predict``."""
+"""The model kinds' numba functions that callers shared by every kind (scoring, the
+semantic trees, ``predict``) choose by the type of a kind's config when they
+compile: its context matrix (``context_rows``) and the context matrix of a list of
+words (``context_of_words``); and ``centre_step``, the name each kind's block
+kernel fills with its centre step (see :mod:`hsw2v.training.kinds`)."""
 from __future__ import annotations
 
 from numba import njit
@@ -11,18 +13,11 @@ from .kinds import kind_of_config
 
 
 def centre_step(t, target, ctx, n_ctx, alpha, dim):
-    """The centre step of the kind of ``t.config`` (``t``: a block's
-    :class:`~hsw2v.training.block.BlockTraining`): (−log P, examples) (numba only)."""
-    raise NotImplementedError("numba only")
-
-
-@overload(centre_step, jit_options=KERNEL, prefer_literal=True, inline="always")
-def _centre_step(t, target, ctx, n_ctx, alpha, dim):
-    centre = kind_of_config(t.types[t.fields.index("config")].instance_class).steps().centre
-
-    def impl(t, target, ctx, n_ctx, alpha, dim):
-        return centre(t, target, ctx, n_ctx, alpha, dim)
-    return impl
+    """The centre step of a kind (``t``: a block's
+    :class:`~hsw2v.training.block.BlockTraining`): (−log P, examples). A stand-in:
+    :func:`hsw2v.training.block.block_kernel_of` puts the kind's ``centre`` in its
+    place in each kind's kernel."""
+    raise NotImplementedError("a stand-in: each kind's kernel holds the kind's centre")
 
 
 def context_rows(config, syn0, extra, ctx, n_ctx, H, dim):
