@@ -197,8 +197,10 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
 @_setting("tree", default=None, show_default=False,
           help_suffix=" [huffman; semantic with --tree-from]")
 @click.option("--tree-from", help="semantic: cluster the context vectors of this model (its "
-              "vocabulary is used); without it a first Huffman pass is trained (one-shot).")
-@_settings("split", "epsilon", "max_codes", "huffman_levels", "node_bias")
+              "vocabulary is used); without it a first Huffman pass is trained (one-shot). "
+              "wordnet: split wide nodes by those vectors.")
+@_settings("split", "epsilon", "max_codes", "huffman_levels", "wordnet", "wordnet_rest",
+           "node_bias")
 @click.option("--read-vocab", help="Use this 'word count' file instead of counting the corpus.")
 @_setting("spool")
 @click.option("--checkpoint", help="Save the full training state here (atomically) every "
@@ -241,8 +243,9 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
         check_default_output(save_model, "model")
     learners = [k for k, b in tree_builders.items() if b.learns_from_model]
     settings["tree"] = tree or (learners[0] if tree_from else "huffman")
-    if tree_from and settings["tree"] not in learners:
-        raise HSW2VError(f"--tree-from goes with --tree {' or '.join(learners)}")
+    if tree_from and not tree_builders[settings["tree"]].takes_model:
+        takers = [k for k, b in tree_builders.items() if b.takes_model]
+        raise HSW2VError(f"--tree-from goes with --tree {' or '.join(takers)}")
     if tree_from and read_vocab:
         raise HSW2VError("--tree-from uses that model's vocabulary; drop --read-vocab")
     starts = [f"--{k}" for k, v in [("tree-from", tree_from), ("read-vocab", read_vocab),
@@ -318,7 +321,8 @@ def similar(words: tuple[str, ...], vectors_path: str | None, topn: int, negativ
 @click.option("--words", default=3, show_default=True, help="Words on each node drawn.")
 def tree_info(model_path: str | None, as_json: bool, plot: str | None, levels: int, words: int) -> None:
     """Print the shape of a model's tree: kind, depth, mean path lengths (all of a
-    word's codes summed) and codes per word.
+    word's codes summed), codes per word, and for a WordNet tree the share of
+    words and tokens WordNet covers.
 
     MODEL defaults to model.npz in the current directory."""
     from .model.model import load_model
@@ -334,7 +338,10 @@ def tree_info(model_path: str | None, as_json: bool, plot: str | None, levels: i
         f"tree: {info['kind']}, {info['words']} words", f"depth: {info['depth']}",
         f"mean path length: {info['mean_path_length']:.3f}",
         f"frequency-weighted mean path length: {info['weighted_mean_path_length']:.3f}",
-        f"codes per word: {info['codes_per_word']:.3f} mean, {info['max_codes']} most"])
+        f"codes per word: {info['codes_per_word']:.3f} mean, {info['max_codes']} most",
+        *([f"covered by {info['kind']}: {info['covered_words']} words "
+           f"({info['covered_word_share']:.1%}), {info['covered_token_share']:.1%} of tokens"]
+          if "covered_word_share" in info else [])])
 
 
 @cli.command()

@@ -17,6 +17,7 @@ MAX_WINDOW = 1_000  # skip-gram keeps (2·window)² floats a thread
 MAX_EPOCHS = 100_000
 
 TREE_KINDS = tuple(tree_builders)
+COUNT_TREE_KINDS = tuple(k for k, b in tree_builders.items() if b.from_counts)
 CHECKPOINT_MINUTES = 30.0
 """Minutes between checkpoints (``--checkpoint-every``); one is also saved after each epoch."""
 
@@ -80,6 +81,10 @@ class TrainSettings:
     huffman_levels: int = _opt(0, "semantic: keep Huffman's tree down to this depth and group "
                                "words by meaning only below it (10 lowers skip-gram's held-out "
                                "perplexity a little).")
+    wordnet: str | None = _opt(None, "wordnet: the WordNet database's directory [$WNHOME/dict, "
+                               "/usr/share/wordnet, or NLTK's corpora/wordnet].", type=str)
+    wordnet_rest: str = _opt("huffman", "wordnet: the tree over the words WordNet lacks.",
+                             choices=COUNT_TREE_KINDS)
     node_bias: bool = _opt(False, "Give every inner node a trained bias: P(branch) = σ(α + h·u) "
                            "(Mnih & Hinton's node model).", flag="--node-bias/--no-node-bias")
     spool: bool = _opt(True, "Keep the counted tokens in an unnamed temporary file (about 2 "

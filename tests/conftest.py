@@ -133,7 +133,7 @@ def count_tree_kinds() -> list[str]:
     """The registry's tree kinds that need nothing but counts."""
     from hsw2v.trees.registry import tree_builders
 
-    return [k for k, b in tree_builders.items() if not b.learns_from_model]
+    return [k for k, b in tree_builders.items() if b.from_counts]
 
 
 def kind_config(arch: str, window: int, cbow_mean: bool = True, sync_every: int = 1 << 30):

@@ -71,7 +71,7 @@ def test_defaults_filled_in_as_word2vec_c_does():
 
 @pytest.mark.parametrize(("name", "value", "choices"), [
     ("arch", "sg", "cbow, skipgram"),
-    ("tree", "oak", "huffman, balanced, random, fano, classes, semantic"),
+    ("tree", "oak", "huffman, balanced, random, fano, classes, semantic, wordnet"),
     ("split", "thirds", "balanced, adaptive"),
 ])
 def test_choices_are_named(name, value, choices):

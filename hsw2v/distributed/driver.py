@@ -203,6 +203,8 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
             here = [k for k, b in tree_builders.items() if b.on_dask]
             raise HSW2VError(f"{param('engine', 'dask')} builds these trees: {', '.join(here)}; "
                              f"{param('tree', s.tree)} is built locally")
+        if not state:
+            tree_builders[s.tree].ready(s)
         pending: list = []
         try:
             return _train(c, list(corpus), s, round_words or model_kind(s.arch).round_words, count_memory,

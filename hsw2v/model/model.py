@@ -255,6 +255,8 @@ class Model:
         several = self.tree.max_codes > 1
         meta = {"format": MODEL_FORMAT, "version": 2 if several else 1, "tree": self.tree.kind,
                 "settings": record}
+        if self.tree.details:
+            meta["tree_details"] = self.tree.details
         arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
                   "words": word_bytes, "word_offsets": offsets, "counts": self.vocab.counts,
                   "children": self.tree.children, "vectors": self.vectors,
@@ -431,6 +433,8 @@ def load_model(path: str) -> Model:
         (not np.isfinite(vectors).all(), "vectors hold NaN or infinity"),
         (not np.isfinite(node_vectors).all(), "node_vectors hold NaN or infinity"),
         (not isinstance(meta.get("tree", "huffman"), str), "the tree kind is not a string"),
+        (not _counts_by_name(meta.get("tree_details", {}), int(counts.sum())),
+         "tree_details must map names to counts no larger than the corpus"),
     ]
     for bad, what in problems:
         if bad:
@@ -444,6 +448,7 @@ def load_model(path: str) -> Model:
         raise HSW2VError(f"{path}: corrupt model (a word is not UTF-8)") from None
     except HSW2VError as e:
         raise HSW2VError(f"{path}: corrupt model ({e})") from None
+    tree.details = dict(meta.get("tree_details", {}))
     record = meta.get("settings", {})
     try:
         settings = TrainSettings.from_record(record).resolved()
@@ -496,3 +501,8 @@ def read_vectors(path: str, make_cache: bool = False) -> Vectors:
         return load_model(path).keyed_vectors()
     return read_word2vec(path, make_cache)
 
+
+def _counts_by_name(details: object, most: int) -> bool:
+    """Whether ``details`` is a small dict of str to ints in 0..``most``."""
+    return isinstance(details, dict) and len(details) <= 16 and all(
+        isinstance(k, str) and type(v) is int and 0 <= v <= most for k, v in details.items())

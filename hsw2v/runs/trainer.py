@@ -116,6 +116,8 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
         s = TrainSettings(**settings).resolved()
     if tree is not None and (kind := tree.kind.partition("-")[0]) in TREE_KINDS:
         s = replace(s, tree=kind)  # recorded with the model: the kind of the tree given
+    if tree is None and init_model is None:
+        tree_builder(s.tree).ready(s)  # (a missing database fails before any reading)
     with rereadable(corpus) as path, ExitStack() as cleanup:
         spool, type_ids, skipped, per_epoch = None, None, None, 0
         if tree_from is not None:
@@ -252,8 +254,8 @@ def _make_tree(path: Source, vocab: Vocab, s: TrainSettings, tree_from: Model | 
     learns from a model's context vectors uses ``tree_from``; without it, a first
     pass over a Huffman tree trains that model (one-shot)."""
     builder = tree_builder(s.tree)
-    if tree_from is not None and not builder.learns_from_model:
-        learners = [k for k, b in tree_builders.items() if b.learns_from_model]
+    if tree_from is not None and not builder.takes_model:
+        learners = [k for k, b in tree_builders.items() if b.takes_model]
         raise HSW2VError(f"{param('tree_from')} goes with {' or '.join(param('tree', k) for k in learners)}")
     if builder.learns_from_model and tree_from is None:
         defaults = TrainSettings()

@@ -48,8 +48,22 @@ class TreeBuilder:
     """A problem with the settings as one line (option names), or None."""
     learns_from_model: bool = False
     """Built from a source model's context vectors (``--tree-from``, or one-shot)."""
+    model_optional: bool = False
+    """Uses a source model's context vectors when ``--tree-from`` gives one, and
+    builds without one otherwise (no one-shot pass)."""
+    from_counts: bool = False
+    """Built from the counts alone (no words, model or files): usable for a part
+    of the vocabulary, as the WordNet tree's words WordNet lacks."""
     on_dask: bool = True
     """Whether ``--engine dask`` can build it (on the client, from word counts)."""
+    ready: Callable[[Any], None] = lambda settings: None
+    """Raises HSW2VError when something the build reads is missing (a database),
+    so that a run fails before it reads the corpus."""
+
+    @property
+    def takes_model(self) -> bool:
+        """Whether ``--tree-from`` goes with this tree."""
+        return self.learns_from_model or self.model_optional
 
 
 def _semantic(inputs: TreeInputs) -> Tree:
@@ -74,19 +88,55 @@ def _semantic_check(s: Any) -> str | None:
     return None
 
 
+def _wordnet(inputs: TreeInputs) -> Tree:
+    from .wordnet import find_database, load_database, wordnet_tree
+
+    s = inputs.settings
+    database = load_database(find_database(s.wordnet))
+    rest = tree_builder(s.wordnet_rest)
+    vectors = None
+    if inputs.source is not None:
+        from .semantic import context_means
+        vectors = context_means(inputs.source, inputs.corpus)
+    return wordnet_tree(inputs.words, inputs.counts, database,
+                        lambda counts: rest.build(TreeInputs([], counts, s)), vectors, s.split)
+
+
+def _wordnet_check(s: Any) -> str | None:
+    if not tree_builders[s.wordnet_rest].from_counts:
+        kinds = [k for k, b in tree_builders.items() if b.from_counts]
+        return f"{param('wordnet_rest')} must be one of {', '.join(kinds)}, got {s.wordnet_rest!r}"
+    return None
+
+
+def _wordnet_ready(s: Any) -> None:
+    from .wordnet import find_database
+
+    find_database(s.wordnet)
+
+
 tree_builders: dict[str, TreeBuilder] = {
     "huffman": TreeBuilder(lambda i: huffman(i.counts),
-                           "Huffman coding of the counts: frequent words get short paths."),
-    "balanced": TreeBuilder(lambda i: balanced(len(i.counts)), "A balanced tree."),
+                           "Huffman coding of the counts: frequent words get short paths.",
+                           from_counts=True),
+    "balanced": TreeBuilder(lambda i: balanced(len(i.counts)), "A balanced tree.", from_counts=True),
     "random": TreeBuilder(lambda i: random_tree(len(i.counts), i.settings.seed),
-                          "A balanced tree over the words in random order (--seed)."),
-    "fano": TreeBuilder(lambda i: fano(i.counts), "Shannon-Fano splits of the counts."),
+                          "A balanced tree over the words in random order (--seed).",
+                          from_counts=True),
+    "fano": TreeBuilder(lambda i: fano(i.counts), "Shannon-Fano splits of the counts.",
+                        from_counts=True),
     "classes": TreeBuilder(lambda i: classes(i.counts),
-                           "Frequency classes (Goodman 2001): a Huffman tree over about √V classes."),
+                           "Frequency classes (Goodman 2001): a Huffman tree over about √V classes.",
+                           from_counts=True),
     "semantic": TreeBuilder(
         _semantic, "Mnih & Hinton's trees, by recursive 2-means of context vectors.",
         settings=("split", "epsilon", "max_codes", "huffman_levels"), check=_semantic_check,
         learns_from_model=True, on_dask=False),
+    "wordnet": TreeBuilder(
+        _wordnet, "Morin & Bengio's tree: WordNet's IS-A hierarchy made binary (--wordnet DIR; "
+        "with --tree-from, wide nodes split by meaning).",
+        settings=("wordnet", "wordnet_rest", "split"), check=_wordnet_check, model_optional=True,
+        ready=_wordnet_ready),
 }
 """Every tree kind, by the name ``--tree`` takes."""
 

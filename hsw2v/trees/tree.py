@@ -59,6 +59,9 @@ class Tree:
         np.cumsum(np.bincount(self.leaf_words, minlength=n_words), out=self.leaf_offsets[1:])
         self.leaves = order.astype(np.int32)
         self.max_codes = int(np.diff(self.leaf_offsets).max())
+        self.details: dict[str, int] = {}
+        """Figures a builder records about its tree (the WordNet tree: the words and
+        tokens WordNet covers); saved with the model."""
 
     def __len__(self) -> int:
         return self.n_words
@@ -116,7 +119,7 @@ class Tree:
 
     def summary(self, counts: np.ndarray) -> dict:
         """Kind, size, depth, mean path length (all codes of a word summed) per word
-        and per token, and codes per word."""
+        and per token, codes per word, and the builder's :attr:`details`."""
         visits, codes = self.nodes_per_word, self.codes_per_word
         return {
             "kind": self.kind,
@@ -126,6 +129,10 @@ class Tree:
             "weighted_mean_path_length": float((visits * counts).sum() / np.sum(counts)),
             "codes_per_word": float(codes.mean()),
             "max_codes": self.max_codes,
+            **self.details,
+            **({"covered_word_share": self.details["covered_words"] / self.n_words,
+                "covered_token_share": self.details["covered_tokens"] / float(np.sum(counts))}
+               if "covered_words" in self.details and "covered_tokens" in self.details else {}),
         }
 
 
