@@ -72,8 +72,8 @@ class TrainSettings:
     threads: int | None = _opt(None, "Worker threads [all cores].", type=int)
     seed: int = _opt(1, "Random seed.")
     tree: str = _opt("huffman", "How words are arranged in the tree.", choices=TREE_KINDS)
-    split: str = _opt("balanced", "semantic: halve each node's words, or send each word to its "
-                      "likelier mixture component.", choices=SPLITS)
+    split: str = _opt("balanced", "semantic (and wordnet with --tree-from): halve each node's "
+                      "words, or send each word to its likelier mixture component.", choices=SPLITS)
     epsilon: float = _opt(0.0, "semantic, adaptive split: a word whose responsibility lies "
                           "within this of ½ goes to both sides and gets several codes "
                           "(Mnih & Hinton's ADAPTIVE(ε); 0: one code a word).")

@@ -35,10 +35,12 @@ from hsw2v.trees.semantic import context_means, semantic_tree
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 KINDS = ["huffman", "balanced", "random", "fano", "classes", "semantic-balanced", "semantic-adaptive",
          "huffman+bias", "classes+bias", "semantic-balanced+bias", "semantic-adaptive-0.1",
-         "semantic-adaptive-0.25", "semantic-adaptive-0.4"]
+         "semantic-adaptive-0.25", "semantic-adaptive-0.4", "wordnet", "wordnet-from-huffman"]
 """A kind ending in ``+bias`` is that tree trained with ``--node-bias``;
 ``semantic-adaptive-E`` is ADAPTIVE(E), where words may get several codes
-(``--epsilon E``, at most ``MAX_CODES``)."""
+(``--epsilon E``, at most ``MAX_CODES``); ``wordnet-from-huffman`` is the WordNet
+tree with its wide nodes split by the Huffman model's context vectors
+(``--tree wordnet --tree-from``; it needs Debian's wordnet-base)."""
 MAX_CODES = 4
 
 
@@ -65,6 +67,9 @@ def measure(model, heldout: str, seconds: float) -> dict:
         "depth": shape["depth"],
         "weighted_path": shape["weighted_mean_path_length"],
         "codes_per_word": shape["codes_per_word"],
+        "mean_path": shape["mean_path_length"],
+        **({"covered_token_share": shape["covered_token_share"]}
+           if "covered_token_share" in shape else {}),
     }
 
 
@@ -151,7 +156,12 @@ def main() -> None:
             extra = {}
             base, _, flag = kind.partition("+")
             common["node_bias"] = flag == "bias"
-            if base.startswith("semantic"):
+            if base.startswith("wordnet-from"):
+                if huffman_model is None:
+                    huffman_model = hsw2v.train(train_path, **{**common, "node_bias": False})
+                model = hsw2v.train(train_path, tree="wordnet", tree_from=huffman_model, **common)
+                extra = {"tree_seconds": model.seconds["tree"]}
+            elif base.startswith("semantic"):
                 if huffman_model is None:
                     huffman_model = hsw2v.train(train_path, **{**common, "node_bias": False})
                 start = time.perf_counter()
@@ -165,6 +175,7 @@ def main() -> None:
                 model = hsw2v.train(train_path, vocab=huffman_model.vocab, tree=tree, **common)
             else:
                 model = hsw2v.train(train_path, tree=base, **common)
+                extra = {"tree_seconds": model.seconds["tree"]}
                 if kind == "huffman":
                     huffman_model = model
             res = measure(model, heldout, model.seconds["train"])
@@ -174,15 +185,16 @@ def main() -> None:
     print(f"Trained on all but the last {a.held_out:,} words of {Path(a.corpus).name}; "
           f"skip-gram {a.sg_epochs} epoch(s), CBOW {a.cbow_epochs}; {a.threads} threads.\n")
     print("| arch | tree | held-out perplexity | analogy | WS353 | train words/s | depth | "
-          "weighted path | codes per word | tree build |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "mean path | weighted path | codes per word | tree build |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for arch, rows in results.items():
         for kind, r in rows.items():
             build = (f"{r['context_means_seconds']:.1f} s means + {r['cluster_seconds']:.1f} s EM "
-                     f"(+ {r['first_pass_seconds']:.0f} s first pass)" if "cluster_seconds" in r else "")
+                     f"(+ {r['first_pass_seconds']:.0f} s first pass)" if "cluster_seconds" in r
+                     else f"{r['tree_seconds']:.1f} s" if "tree_seconds" in r else "")
             print(f"| {arch} | {kind} | {r['perplexity']:.1f} | {100 * r['analogy']:.1f}% | "
                   f"{r['ws353']:.3f} | {r['words_per_s'] / 1e3:.0f}k | {r['depth']} | "
-                  f"{r['weighted_path']:.2f} | {r['codes_per_word']:.3f} | {build} |")
+                  f"{r.get('mean_path', float('nan')):.2f} | {r['weighted_path']:.2f} | {r['codes_per_word']:.3f} | {build} |")
     Path(a.json).write_text(json.dumps(results, indent=2))
     if plot(results, a.png):
         print(f"\nchart: {a.png}")
