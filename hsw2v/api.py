@@ -1,26 +1,141 @@
 """The one training entry point, on this machine or on a Dask cluster."""
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any
 
 from .errors import HSW2VError, param
 from .model.model import Model
-from .settings import ENGINES
+from .settings import CHECKPOINT_MINUTES, ENGINES, TrainSettings
 from .text.reader import Source
+from .text.sentences import check_paths, is_paths, sentences_file
+from .trees.registry import tree_builders
+
+if TYPE_CHECKING:
+    from .counting.vocab import Vocab
+    from .trees.tree import Tree
 
 LOCAL_ONLY = ("vocab", "tree_from", "init_model")
 """Options of local training that a Dask run refuses."""
 
 
-def train(corpus: Source, *, engine: str = "local", client: Any = None, scheduler: str | None = None,
-          workers: int | None = None, round_words: int | None = None, **options) -> Model:
-    """Train word vectors on ``corpus``, in this process or on a Dask cluster.
+def train(
+    corpus: Source | Iterable[Any] | None = None,
+    *,
+    sentences: Iterable[Sequence[str] | str] | None = None,
+    arch: str = "cbow",
+    cbow_mean: bool = True,
+    dim: int = 100,
+    window: int = 5,
+    min_count: int = 5,
+    max_vocab: int | None = None,
+    sample: float = 1e-3,
+    alpha: float | None = None,
+    min_alpha: float = 1e-4,
+    epochs: int = 5,
+    threads: int | None = None,
+    seed: int = 1,
+    tree: str | Tree | None = None,
+    split: str = "balanced",
+    epsilon: float = 0.0,
+    max_codes: int = 4,
+    huffman_levels: int = 0,
+    wordnet: str | None = None,
+    wordnet_rest: str = "huffman",
+    node_bias: bool = False,
+    spool: bool = True,
+    vocab: Vocab | None = None,
+    tree_from: Model | None = None,
+    init_model: Model | None = None,
+    checkpoint: str | None = None,
+    checkpoint_every: float = CHECKPOINT_MINUTES,
+    resume: str | None = None,
+    count_memory: int | None = None,
+    progress: bool = True,
+    engine: str = "local",
+    client: Any = None,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    round_words: int | None = None,
+) -> Model:
+    """Train word vectors on a corpus of files or on sentences in memory, in this
+    process or on a Dask cluster.
 
     Parameters
     ----------
     corpus
-        A path or a list of paths: files, directories (read recursively, sorted),
-        quoted globs or URLs of plain, .gz, .bz2 or .zst UTF-8 text; ``-`` for stdin.
+        Files: a path or a list (or tuple) of paths, directories (read
+        recursively, sorted), quoted globs or URLs of plain, .gz, .bz2 or .zst
+        UTF-8 text; ``"-"`` for stdin. Or sentences, as gensim takes them: any
+        other iterable of token lists (lists, tuples, numpy arrays of str) or of
+        strings (each one sentence, split on whitespace), a generator included.
+    sentences
+        Sentences in memory, as in ``corpus`` (use this for a list of sentence
+        *strings*, which ``corpus`` would take for paths). They are written once
+        to a temporary file in $TMPDIR, which every epoch reads (see
+        :mod:`hsw2v.text.sentences`): the same sentences as a text file train to
+        the same vectors.
+    arch
+        The model kind: ``"cbow"`` or ``"skipgram"`` (see
+        :data:`hsw2v.training.kinds.model_kinds`).
+    cbow_mean
+        CBOW's context vector: the mean (True) or the sum of the context vectors.
+    dim
+        Vector size.
+    window
+        The widest context on each side; each position draws a width in 1..window.
+    min_count, max_vocab
+        Drop words rarer than ``min_count``; keep at most the ``max_vocab`` most
+        frequent.
+    sample
+        Subsampling threshold for frequent words (0 keeps every word).
+    alpha, min_alpha
+        Learning rate at the start (default: the kind's, 0.05 CBOW and 0.025
+        skip-gram) and at the end; it falls linearly over all epochs.
+    epochs
+        Passes over the corpus.
+    threads
+        Training threads (default: every core this process may use); with Dask,
+        threads a worker.
+    seed
+        Random seed; with ``threads=1`` the same input gives the same bits.
+    tree
+        A tree kind (a key of :data:`hsw2v.trees.registry.tree_builders`:
+        ``"huffman"``, ``"balanced"``, ``"random"``, ``"fano"``, ``"classes"``,
+        ``"semantic"``, ``"wordnet"``) or a ready :class:`~hsw2v.Tree` over
+        ``vocab``. Default: Huffman, or semantic with ``tree_from``.
+    split, epsilon, max_codes, huffman_levels
+        Semantic trees: how a node's words are split (``"balanced"`` or
+        ``"adaptive"``), ADAPTIVE(ε)'s ε and the most codes a word may get, and
+        the depth down to which Huffman's tree is kept (see the trees guide).
+    wordnet, wordnet_rest
+        The WordNet tree: the database's directory (default: ``$WNHOME/dict``,
+        /usr/share/wordnet or NLTK's data), and the tree kind over the words
+        WordNet lacks.
+    node_bias
+        Give every inner node a trained bias.
+    spool
+        Keep the counted tokens in an unnamed temporary file (about 2 bytes a
+        token), so that epochs do not read and split the text again.
+    vocab
+        A vocabulary to use instead of counting (local only).
+    tree_from
+        A model whose context vectors a semantic tree clusters (its vocabulary is
+        used), or a WordNet tree's wide nodes are split by (local only).
+    init_model
+        A model to train further on ``corpus``, keeping its vocabulary, tree and
+        structural settings (local only).
+    checkpoint, checkpoint_every
+        Save the run's full state to this file every ``checkpoint_every`` minutes
+        and after each epoch.
+    resume
+        Continue the run saved in this checkpoint, on the same corpus.
+    count_memory
+        Bytes for counting (default: a quarter of RAM); past it, partial counts
+        spill to $TMPDIR and merge exactly.
+    progress
+        Show progress bars (in Jupyter, as widgets).
     engine
         ``"local"`` (threads in this process) or ``"dask"``.
     client, scheduler, workers
@@ -30,12 +145,9 @@ def train(corpus: Source, *, engine: str = "local", client: Any = None, schedule
     round_words
         With ``engine="dask"``: the words each worker trains between two
         combinations of the weights (default: the model kind's).
-    **options
-        The settings of :class:`hsw2v.TrainSettings` (``arch``, ``dim``,
-        ``window``, ``epochs``, ``tree``, …) and the options of
-        :func:`hsw2v.runs.trainer.train_locally` (``vocab``, ``tree_from``,
-        ``init_model``, ``checkpoint``, ``resume``, ``count_memory``,
-        ``progress``).
+
+    With ``init_model`` or ``resume``, the settings left at their defaults keep
+    the saved model's or checkpoint's.
 
     Returns
     -------
@@ -45,9 +157,49 @@ def train(corpus: Source, *, engine: str = "local", client: Any = None, schedule
     Raises
     ------
     HSW2VError
-        Bad settings, an unreadable or empty corpus, or a failed cluster; the
-        message names the parameter.
+        Bad settings, an unreadable or empty corpus, bad sentences, or a failed
+        cluster; the message names the parameter.
     """
+    given = locals()
+    defaults = TrainSettings()
+    settings = {f.name: given[f.name] for f in fields(TrainSettings)
+                if f.name != "tree" and given[f.name] != getattr(defaults, f.name)}
+    if isinstance(tree, str):
+        settings["tree"] = tree
+    options = {"vocab": vocab, "tree_from": tree_from, "init_model": init_model,
+               "checkpoint": checkpoint, "checkpoint_every": checkpoint_every,
+               "resume": resume, "count_memory": count_memory, "progress": progress}
+    if tree is not None and not isinstance(tree, str):
+        options["tree"] = tree
+    return train_with(corpus, settings, sentences=sentences, engine=engine, client=client,
+                      scheduler=scheduler, workers=workers, round_words=round_words, **options)
+
+
+def train_with(corpus: Source | Iterable[Any] | None, settings: dict[str, Any], *,
+               sentences: Iterable[Any] | None = None, engine: str = "local", client: Any = None,
+               scheduler: str | None = None, workers: int | None = None,
+               round_words: int | None = None, **options: Any) -> Model:
+    """:func:`train` with the settings given as a dict, holding exactly those the
+    caller set (with ``init_model`` or ``resume``, the others keep the saved
+    ones): what the CLI calls with the options given on its command line."""
+    if "tree" not in settings and options.get("tree_from") is not None:
+        settings = {**settings, "tree": next(k for k, b in tree_builders.items()
+                                             if b.learns_from_model)}
+    if sentences is not None or (corpus is not None and not is_paths(corpus)):
+        if sentences is not None and corpus is not None:
+            raise HSW2VError(f"give {param('corpus')} or {param('sentences')}, not both")
+        with sentences_file(corpus if sentences is None else sentences) as path:
+            return _train(path, engine, client, scheduler, workers, round_words, options, settings)
+    if corpus is None:
+        raise HSW2VError(f"give a {param('corpus')} (paths) or {param('sentences')}")
+    check_paths(corpus)
+    return _train(corpus, engine, client, scheduler, workers, round_words, options, settings)
+
+
+def _train(corpus: Source, engine: str, client: Any, scheduler: str | None, workers: int | None,
+           round_words: int | None, options: dict, settings: dict) -> Model:
+    """:func:`train` on files, with the options of the engine's trainer."""
+    options = {**options, **settings}
     if engine == "local":
         given = [name for name, value in (("client", client), ("scheduler", scheduler),
                                           ("workers", workers)) if value is not None]

@@ -229,7 +229,7 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
     or --save-model, the vectors go to vectors.txt and the model to model.npz in
     the current directory.
     """
-    from .api import train as run
+    from .api import train_with
     from .counting.vocab import Vocab
     from .model.model import load_model
     from .model.word2vec_format import write_cache
@@ -263,12 +263,13 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
         if path:
             check_writable(path)
     start = time.perf_counter()
-    model = run(corpus_files(corpus), vocab=Vocab.load(read_vocab) if read_vocab else None,
-                tree_from=load_model(tree_from) if tree_from else None, progress=not quiet,
-                init_model=load_model(init_model) if init_model else None, resume=resume,
-                checkpoint=checkpoint, checkpoint_every=checkpoint_every,
-                count_memory=parse_size(count_memory, "count_memory"), engine=engine,
-                scheduler=scheduler, workers=workers, round_words=round_words, **settings)
+    model = train_with(corpus_files(corpus), settings,
+                       vocab=Vocab.load(read_vocab) if read_vocab else None,
+                       tree_from=load_model(tree_from) if tree_from else None, progress=not quiet,
+                       init_model=load_model(init_model) if init_model else None, resume=resume,
+                       checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+                       count_memory=parse_size(count_memory, "count_memory"), engine=engine,
+                       scheduler=scheduler, workers=workers, round_words=round_words)
     seconds = time.perf_counter() - start
     writers = {output: lambda f: model.write_vectors(f, binary), save_model: model.write}
     replace_together({k: v for k, v in writers.items() if k})  # both outputs, or neither

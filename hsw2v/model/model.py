@@ -31,7 +31,7 @@ import warnings
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 
@@ -103,6 +103,31 @@ class Model:
     def keyed_vectors(self) -> Vectors:
         """The word vectors, for similarity queries and evaluation."""
         return Vectors(self.vocab.words, self.vectors)
+
+    def to_gensim(self) -> Any:
+        """The word vectors as a gensim ``KeyedVectors``: the same words in the same
+        order, their counts (``get_vecattr(word, "count")``) and vectors.
+
+        Returns
+        -------
+        gensim.models.KeyedVectors
+            For ``most_similar``, ``evaluate_word_analogies`` or gensim's formats.
+
+        Raises
+        ------
+        HSW2VError
+            gensim is not installed (``pip install gensim``).
+        """
+        try:
+            from gensim.models import KeyedVectors
+        except ImportError:
+            raise HSW2VError("to_gensim needs gensim: pip install gensim "
+                             "(or pip install 'hsw2v[gensim]')") from None
+        kv = KeyedVectors(self.dim, count=0, dtype=np.float32)
+        kv.add_vectors(self.vocab.words, self.vectors)
+        kv.allocate_vecattrs(["count"], [np.int64])
+        kv.expandos["count"][:] = self.vocab.counts
+        return kv
 
     def most_similar(self, positive=(), negative=(), topn: int = 10) -> list[tuple[str, float]]:
         """Cosine neighbours of ``positive`` minus ``negative`` (see :meth:`Vectors.most_similar`).

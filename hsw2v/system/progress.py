@@ -1,4 +1,5 @@
-"""Progress bars: tqdm on a terminal; in a log file (stderr not a terminal), a plain
+"""Progress bars: tqdm on a terminal; in Jupyter, ``tqdm.auto``'s widget (a plain
+bar where ipywidgets is missing); in a log file (stderr not a terminal), a plain
 line about once a minute instead of hundreds of carriage-return updates."""
 from __future__ import annotations
 
@@ -24,8 +25,25 @@ class _Lines:
         self.stream.flush()
 
 
+def in_notebook() -> bool:
+    """Whether this process is a Jupyter kernel (IPython with a kernel app)."""
+    ipython = sys.modules.get("IPython")
+    try:
+        shell = ipython.get_ipython() if ipython is not None else None
+        return shell is not None and "IPKernelApp" in shell.config
+    except Exception:  # an IPython too old or too strange to ask
+        return False
+
+
 def progress_bar(enabled: bool, **options):
     """A tqdm bar (``options`` as tqdm's), disabled unless ``enabled``."""
+    if enabled and in_notebook():
+        import warnings
+
+        with warnings.catch_warnings():  # (tqdm warns where ipywidgets is missing)
+            warnings.simplefilter("ignore")
+            from tqdm.auto import tqdm as auto
+            return auto(**options)
     from tqdm import tqdm
 
     stream = sys.stderr
