@@ -30,7 +30,7 @@ def train(
     window: int = 5,
     min_count: int = 5,
     max_vocab: int | None = None,
-    sample: float = 1e-3,
+    sample: float | None = None,
     alpha: float | None = None,
     min_alpha: float = 1e-4,
     epochs: int = 5,
@@ -43,7 +43,8 @@ def train(
     huffman_levels: int = 0,
     wordnet: str | None = None,
     wordnet_rest: str = "huffman",
-    node_bias: bool = False,
+    node_bias: bool | None = None,
+    position_weights: str = "diagonal",
     spool: bool = True,
     vocab: Vocab | None = None,
     tree_from: Model | None = None,
@@ -77,19 +78,22 @@ def train(
         :mod:`hsw2v.text.sentences`): the same sentences as a text file train to
         the same vectors.
     arch
-        The model kind: ``"cbow"`` or ``"skipgram"`` (see
-        :data:`hsw2v.training.kinds.model_kinds`).
+        The model kind: ``"cbow"``, ``"skipgram"`` or ``"lbl"`` (Mnih & Hinton's
+        log-bilinear language model: the ``window`` preceding words predict the
+        next; see :data:`hsw2v.training.kinds.model_kinds`).
     cbow_mean
         CBOW's context vector: the mean (True) or the sum of the context vectors.
     dim
         Vector size.
     window
-        The widest context on each side; each position draws a width in 1..window.
+        The widest context on each side; each position draws a width in
+        1..window. For ``lbl``, exactly the number of preceding words.
     min_count, max_vocab
         Drop words rarer than ``min_count``; keep at most the ``max_vocab`` most
         frequent.
     sample
-        Subsampling threshold for frequent words (0 keeps every word).
+        Subsampling threshold for frequent words (0 keeps every word; default
+        1e-3, and 0 for ``lbl``).
     alpha, min_alpha
         Learning rate at the start (default: the kind's, 0.05 CBOW and 0.025
         skip-gram) and at the end; it falls linearly over all epochs.
@@ -114,7 +118,10 @@ def train(
         /usr/share/wordnet or NLTK's data), and the tree kind over the words
         WordNet lacks.
     node_bias
-        Give every inner node a trained bias.
+        Give every inner node a trained bias (default: off; always on for ``lbl``).
+    position_weights
+        ``lbl``: each position's weights on its word's vector, a D-vector
+        (``"diagonal"``) or a D×D matrix (``"full"``).
     spool
         Keep the counted tokens in an unnamed temporary file (about 2 bytes a
         token), so that epochs do not read and split the text again.

@@ -200,7 +200,7 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
               "vocabulary is used); without it a first Huffman pass is trained (one-shot). "
               "wordnet: split wide nodes by those vectors.")
 @_settings("split", "epsilon", "max_codes", "huffman_levels", "wordnet", "wordnet_rest",
-           "node_bias")
+           "node_bias", "position_weights")
 @click.option("--read-vocab", help="Use this 'word count' file instead of counting the corpus.")
 @_setting("spool")
 @click.option("--checkpoint", help="Save the full training state here (atomically) every "
@@ -356,7 +356,9 @@ def predict(context: tuple[str, ...], model_path: str | None, topn: int, as_json
 
     Exact: a best-first search over the tree returns words in order of probability.
     CBOW uses the mean (or sum) of the context vectors, as in training; skip-gram
-    multiplies P(word | c) over the context words c. Unknown context words are
+    multiplies P(word | c) over the context words c. LBL takes the preceding words
+    in order, the last nearest, and predicts the next: from the last --window of
+    them, with the start of a line before fewer. Unknown context words are
     skipped with a warning.
     """
     from .model.model import load_model
@@ -380,8 +382,9 @@ def score(corpus: str, model_path: str | None, window: int | None, as_json: bool
 
     The window is used at full width (no random shrink) and nothing is subsampled,
     so two models are comparable on the same file. Skip-gram counts one example per
-    (centre, context) pair, CBOW one per centre word. CORPUS: plain, .gz, .bz2 or .zst
-    UTF-8 text, or - for stdin.
+    (centre, context) pair, CBOW one per centre word, LBL one per token (its
+    perplexity is per token). Unknown words are dropped before contexts form.
+    CORPUS: plain, .gz, .bz2 or .zst UTF-8 text, or - for stdin.
     """
     from .evaluation.scoring import score as run
     from .model.model import load_model
@@ -392,7 +395,7 @@ def score(corpus: str, model_path: str | None, window: int | None, as_json: bool
         f"mean -log P: {result['loss']:.4f} nats",
         f"perplexity: {result['perplexity']:.2f}",
         (f"examples: {result['examples']} ({result['words']} words in the vocabulary, "
-         f"{result['arch']}, window {result['window']})")])
+         f"{result['dropped']} unknown dropped; {result['arch']}, window {result['window']})")])
 
 
 @cli.command()

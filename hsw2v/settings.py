@@ -7,11 +7,13 @@ import os
 from dataclasses import asdict, dataclass, field, fields
 
 from .errors import HSW2VError, param
-from .training.kinds import model_kinds
+from .training.kinds import POSITION_WEIGHTS, model_kinds
 from .trees.registry import tree_builders
 from .trees.tree import SPLITS
 
 ARCHS = tuple(model_kinds)
+SAMPLE = 1e-3
+"""The subsampling threshold of kinds that set none of their own."""
 MAX_DIM = 10_000
 MAX_WINDOW = 1_000  # skip-gram keeps (2·window)² floats a thread
 MAX_EPOCHS = 100_000
@@ -63,7 +65,9 @@ class TrainSettings:
     window: int = _opt(5, "Maximum context distance; each position draws a width in 1..window.")
     min_count: int = _opt(5, "Drop words rarer than this.")
     max_vocab: int | None = _opt(None, "Keep only the N most frequent words.", type=int)
-    sample: float = _opt(1e-3, "Subsampling threshold for frequent words (0 disables).")
+    sample: float | None = _opt(None, "Subsampling threshold for frequent words (0 disables) ["
+                                + ", ".join(f"{k.defaults.get('sample', SAMPLE):g} {k.name}"
+                                            for k in model_kinds.values()) + "].", type=float)
     alpha: float | None = _opt(None, "Starting learning rate [" + ", ".join(
         f"{k.alpha:g} {k.name}" for k in model_kinds.values()) + "].",
                                type=float)
@@ -85,8 +89,12 @@ class TrainSettings:
                                "/usr/share/wordnet, or NLTK's corpora/wordnet].", type=str)
     wordnet_rest: str = _opt("huffman", "wordnet: the tree over the words WordNet lacks.",
                              choices=COUNT_TREE_KINDS)
-    node_bias: bool = _opt(False, "Give every inner node a trained bias: P(branch) = σ(α + h·u) "
-                           "(Mnih & Hinton's node model).", flag="--node-bias/--no-node-bias")
+    node_bias: bool | None = _opt(None, "Give every inner node a trained bias: P(branch) = "
+                                  "σ(α + h·u) (Mnih & Hinton's node model) [off; always on for lbl].",
+                                  flag="--node-bias/--no-node-bias", type=bool)
+    position_weights: str = _opt("diagonal", "lbl: each position's weights on its word's "
+                                 "vector, a D-vector (diagonal) or a D×D matrix (full).",
+                                 choices=POSITION_WEIGHTS)
     spool: bool = _opt(True, "Keep the counted tokens in an unnamed temporary file (about 2 "
                        "bytes a token, in $TMPDIR), so that epochs do not read and split the text "
                        "again.",
@@ -97,13 +105,20 @@ class TrainSettings:
         s = TrainSettings(**asdict(self))
         if s.arch not in model_kinds:
             raise HSW2VError(f"{param('arch')} must be one of {', '.join(model_kinds)}, got {s.arch!r}")
+        kind = model_kinds[s.arch]
         if s.alpha is None:
-            s.alpha = model_kinds[s.arch].alpha  # (the kind's default)
+            s.alpha = kind.alpha  # (the kind's default)
+        if s.sample is None:
+            s.sample = kind.defaults.get("sample", SAMPLE)
+        if s.node_bias is None:
+            s.node_bias = kind.defaults.get("node_bias", False)
         if s.threads is None:
             s.threads = available_cores()
         checks = [
             (s.tree in TREE_KINDS, f"{param('tree')} must be one of {', '.join(TREE_KINDS)}, got {s.tree!r}"),
             (s.split in SPLITS, f"{param('split')} must be one of {', '.join(SPLITS)}, got {s.split!r}"),
+            (s.position_weights in POSITION_WEIGHTS, f"{param('position_weights')} must be one of "
+             f"{', '.join(POSITION_WEIGHTS)}, got {s.position_weights!r}"),
             (0 <= s.epsilon < 0.5, f"{param('epsilon')} must lie in [0, 0.5), got {s.epsilon}"),
             (0 <= s.seed < 2**64, f"{param('seed')} must lie in 0..2**64-1, got {s.seed}"),
             (s.sample >= 0 and math.isfinite(s.sample), f"{param('sample')} must be ≥ 0, got {s.sample}"),
@@ -129,9 +144,14 @@ class TrainSettings:
             given = getattr(s, f.name) != getattr(defaults, f.name)
             if users and given and s.tree not in users:
                 raise HSW2VError(f"{param(f.name)} goes with {' or '.join(param('tree', u) for u in users)}")
-        problem = builder.check(s)
-        if problem:
-            raise HSW2VError(problem)
+        for f in fields(s):
+            users = [k for k, m in model_kinds.items() if f.name in m.settings]
+            given = getattr(s, f.name) != getattr(defaults, f.name)
+            if users and given and s.arch not in users:
+                raise HSW2VError(f"{param(f.name)} goes with {' or '.join(param('arch', u) for u in users)}")
+        for problem in (builder.check(s), kind.check(s)):
+            if problem:
+                raise HSW2VError(problem)
         return s
 
     @classmethod

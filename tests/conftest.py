@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @functools.cache
-def codes_model(arch: str, node_bias: bool = False):
+def codes_model(arch: str, node_bias: bool | None = None):
     """An ADAPTIVE(0.3) model, where words have several codes, on the bundled
     corpus (2000 words, dim 16, 1 epoch, 1 thread): trained once per session and
     shared, so tests must not change it."""

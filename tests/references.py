@@ -5,9 +5,29 @@ from __future__ import annotations
 import numpy as np
 
 
+def lbl_prediction(m, context) -> np.ndarray:
+    """LBL's r̂ in float64 from the model file's matrices: the last N known words,
+    the last nearest (position 1), weighted by position (c_p ⊙ r, or C_p r with
+    full weights); positions with no word take the start row."""
+    n, dim = m.settings.window, m.dim
+    positions = m.extra["positions"].astype(np.float64)
+    start = m.extra["start"][0].astype(np.float64)
+    known = [m.vectors[m.words.index(w)].astype(np.float64) for w in context if w in m.words]
+    h = np.zeros(dim)
+    for p in range(n):
+        r = known[-1 - p] if p < len(known) else start
+        if positions.shape[0] == n * dim:
+            h += positions[p * dim:(p + 1) * dim] @ r
+        else:
+            h += positions[p] * r
+    return h
+
+
 def reference_context(m, context) -> np.ndarray:
     """Rows h_c in float64: the mean (or sum) of the known words' vectors for CBOW,
-    each known word's vector for skip-gram."""
+    each known word's vector for skip-gram, LBL's r̂ (see :func:`lbl_prediction`)."""
+    if m.arch == "lbl":
+        return lbl_prediction(m, context)[None, :]
     rows = np.array([m.vectors[m.words.index(w)] for w in context if w in m.words], np.float64)
     if m.arch == "cbow":
         rows = rows.sum(axis=0, keepdims=True) / (len(rows) if m.settings.cbow_mean else 1)

@@ -42,7 +42,8 @@ def killed_run(tmp_path, threads: int, *extra: str) -> str:
     return str(ck)
 
 
-@pytest.mark.parametrize(("threads", "extra"), [(1, ()), (2, ()), (1, ("--node-bias",))])
+@pytest.mark.parametrize(("threads", "extra"), [(1, ()), (2, ()), (1, ("--node-bias",)),
+                                                (1, ("--arch", "lbl"))])
 def test_a_killed_run_resumes(tmp_path, threads, extra):
     whole = run_hsw2v(tmp_path, "train", CORPUS, *RUN, *extra, "--threads", str(threads),
                       "-o", "whole.txt", "--save-model", "whole.npz")
@@ -55,13 +56,16 @@ def test_a_killed_run_resumes(tmp_path, threads, extra):
     assert resumed.returncode == 0, resumed.stderr
     assert not list(tmp_path.glob(".hsw2v-*"))  # the killed run's temporary went too
     a, b = hsw2v.load_model(str(tmp_path / "whole.npz")), hsw2v.load_model(str(tmp_path / "resumed.npz"))
-    assert len(b.epoch_loss) == 3 and b.settings.node_bias == ("--node-bias" in extra)
+    assert len(b.epoch_loss) == 3 and b.settings.node_bias == ("--node-bias" in extra
+                                                                or "lbl" in extra)
     assert np.array_equal(a.tree.children, b.tree.children)
     assert np.array_equal(a.tree.extra_leaves, b.tree.extra_leaves)
     assert (b.tree.codes_per_word.max() > 1) == ("--epsilon" in extra)
     if threads == 1:
         assert (tmp_path / "whole.txt").read_bytes() == (tmp_path / "resumed.txt").read_bytes()
         assert np.array_equal(a.node_vectors, b.node_vectors)
+        assert list(a.extra) == list(b.extra)
+        assert all(np.array_equal(a.extra[k], b.extra[k]) for k in a.extra)
         assert a.epoch_loss == b.epoch_loss
     else:  # Hogwild: not bit-identical, but the same training
         assert abs(b.epoch_loss[-1] - a.epoch_loss[-1]) < 0.02 * a.epoch_loss[-1]

@@ -30,7 +30,7 @@ def test_an_old_model_file_loads_with_its_arrays(name):
     assert top[0][0] == model.words[int(np.argmax(probs))]
 
 
-@pytest.mark.parametrize("arch", sorted(model_kinds))
+@pytest.mark.parametrize("arch", ["cbow", "skipgram"])  # (the kinds of that version)
 def test_an_old_checkpoint_loads_and_resumes(arch):
     model, position = load_checkpoint(str(OLD / f"{arch}-ckpt.npz"))
     final = hsw2v.load_model(str(OLD / f"{arch}-model.npz"))

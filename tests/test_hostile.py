@@ -222,12 +222,12 @@ class Finalizer:
     def __del__(self):  # the signal arrives, and its handler raises, in a finalizer
         signal.raise_signal(SIGNAL)
 
-train = hsw2v.api.train
+train = hsw2v.api.train_with  # (what the CLI calls)
 def train_after_a_finalizer(*args, **kwargs):
     Finalizer()
     return train(*args, **kwargs)
 
-hsw2v.api.train = train_after_a_finalizer
+hsw2v.api.train_with = train_after_a_finalizer
 main()
 """
 

@@ -27,11 +27,20 @@ def train(ids, ends, syn0, syn1, tree, keep, window, a0, a1, seed, arch="cbow", 
     dim = syn0.shape[1]
     if hot is None:
         hot = np.empty(0, np.int32), np.full(len(tree) - 1, -1, np.int32)
-    weights = Weights(syn0, syn1, *hot)
+    weights = Weights(syn0, syn1, *hot, kind_extra(arch, len(syn0), dim, window))
     config = kind_config(arch, window, cbow_mean, sync_every)
     state = new_state(seed, len(ids), window, int(tree.depths.max()), syn1[hot[0]])
     return train_block(ids, ends, len(ends), a0, a1, keep, weights, tree.training_paths, config,
                        state, dim)
+
+
+def kind_extra(arch, n_words, dim, window):
+    """The kind's own matrices at their starting values (the same each call)."""
+    from hsw2v.settings import TrainSettings
+    from hsw2v.training.kinds import model_kind
+
+    s = TrainSettings(arch=arch, dim=dim, window=window, threads=1).resolved()
+    return tuple(model_kind(arch).extra_weights(n_words, dim, s).values())
 
 
 def log_prob(h, word, tree, syn1):
@@ -161,7 +170,12 @@ def test_reported_loss_is_mean_neg_log_prob(arch):
         start = end
         for i in range(len(s)):
             ctx = [s[j] for j in (i - 1, i + 1) if 0 <= j < len(s)]
-            if arch == "skipgram":
+            if arch == "lbl":  # the word before (or the start row), every token
+                positions, start_row = kind_extra(arch, V, D, window)
+                r = syn0[s[i - 1]] if i > 0 else start_row[0]
+                expect -= log_prob(positions[0] * r, s[i], tree, syn1)
+                count += 1
+            elif arch == "skipgram":
                 for c in ctx:
                     expect -= log_prob(syn0[c], s[i], tree, syn1)
                     count += 1

@@ -91,6 +91,10 @@ def direct_score(model, sentences, window):
     for s in sentences:
         s = [w for w in s if w in model.vocab]
         for i, target in enumerate(s):
+            if model.arch == "lbl":  # every token, from the words before it in its line
+                total -= model.log_prob(target, s[:i])
+                n += 1
+                continue
             ctx = [s[j] for j in range(max(0, i - window), min(len(s), i + window + 1)) if j != i]
             if not ctx:
                 continue
@@ -110,9 +114,10 @@ def test_score_matches_direct_computation(model, tmp_path):
                  + ["zzzoov"] for _ in range(30)]
     path = tmp_path / "heldout.txt"
     path.write_text("\n".join(" ".join(s) for s in sentences) + "\n")
-    expect, n = direct_score(model, sentences, 3)
-    got = score(model, str(path), window=3)
-    assert got["examples"] == n
+    window = model.settings.window if model.arch == "lbl" else 3  # (LBL's is its own)
+    expect, n = direct_score(model, sentences, window)
+    got = score(model, str(path), window=window)
+    assert got["examples"] == n and got["dropped"] == len(sentences)  # (each "zzzoov")
     assert got["loss"] == pytest.approx(expect, rel=1e-5)
     assert got["perplexity"] == pytest.approx(math.exp(expect), rel=1e-5)
 

@@ -51,7 +51,7 @@ def kind_with_a_matrix(monkeypatch):
     """A kind that trains as CBOW and also owns a 3 × dim matrix ``gate``."""
     toy = dataclasses.replace(
         kinds.model_kinds["cbow"], name="gated", matrices=lambda n_words, dim, s: {"gate": (3, dim)},
-        initial=lambda name, shape, seed: np.full(shape, 0.5, dtype=np.float32))
+        initial=lambda name, shape, s: np.full(shape, 0.5, dtype=np.float32))
     monkeypatch.setitem(kinds.model_kinds, "gated", toy)
     return toy
 

@@ -70,7 +70,7 @@ def test_defaults_filled_in_as_word2vec_c_does():
 
 
 @pytest.mark.parametrize(("name", "value", "choices"), [
-    ("arch", "sg", "cbow, skipgram"),
+    ("arch", "sg", "cbow, skipgram, lbl"),
     ("tree", "oak", "huffman, balanced, random, fano, classes, semantic, wordnet"),
     ("split", "thirds", "balanced, adaptive"),
 ])

@@ -242,7 +242,7 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
     if state and (vocab.words != state[0].words or list(vocab.counts) != list(state[0].vocab.counts)):
         raise HSW2VError(f"{describe(shards)}: the corpus changed since the checkpoint was saved")
     tree = state[0].tree if state else build_tree(s.tree, TreeInputs(vocab.words, vocab.counts, s))
-    names = list(model_kind(s.arch).matrices(len(vocab), s.dim, s))  # the kind's other matrices
+    matrix_names = list(model_kind(s.arch).matrices(len(vocab), s.dim, s))  # the kind's own
     per_epoch = vocab.total
     slices = epoch_slices(shards, sizes, round_words, per_epoch / tokens)
     plan = Job(uuid.uuid4().hex, vocab, tree, s, s.epochs * per_epoch, row_visits(vocab, tree, s))
@@ -316,7 +316,7 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
             account(*rounds.pop(0))
         reanchor(now=True)
         w = anchor.result()
-        saver.save(Model(vocab, tree, w.syn0, w.syn1, s, extra=dict(zip(names, w.extra))),
+        saver.save(Model(vocab, tree, w.syn0, w.syn1, s, extra=dict(zip(matrix_names, w.extra))),
                    Position(per_epoch, False, epoch, next_slice, 0, done, loss_sum, examples,
                             [], width))
 
@@ -360,7 +360,7 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
     finally:
         bar.close()
     model = Model(vocab, tree, np.array(final.syn0), np.array(final.syn1), s,
-                  extra={name: np.array(m) for name, m in zip(names, final.extra)})
+                  extra={name: np.array(m) for name, m in zip(matrix_names, final.extra)})
     model.epoch_loss = losses.means()
     model.seconds = {**seconds, "train": time.perf_counter() - start}
     check_converging(model)

@@ -75,12 +75,17 @@ def score(model, corpus: str, window: int | None = None) -> dict:
     -------
     dict
         ``loss`` (mean −log P per example), ``perplexity``, ``examples`` (the
-        model kind's examples: skip-gram's (centre, context) pairs, CBOW's words),
-        ``words``, ``window`` and ``arch``.
+        model kind's examples: skip-gram's (centre, context) pairs, CBOW's words
+        with a context, LBL's tokens: every word of the vocabulary is predicted),
+        ``words`` (the tokens in the vocabulary), ``dropped`` (the tokens outside
+        it, dropped before contexts form, as in training), ``window`` and ``arch``.
     """
     window = window or model.settings.window
     if not 1 <= window <= MAX_WINDOW:
         raise HSW2VError(f"{param('window')} must lie in 1..{MAX_WINDOW}, got {window}")
+    if "window" in model_kind(model.arch).structural and window != model.settings.window:
+        raise HSW2VError(f"a {model.arch} model predicts from its {model.settings.window} "
+                         f"preceding words; drop {param('window', window)}")
     config = model_kind(model.arch).config_of(model.settings)._replace(window=window)
     table = WordTable(model.vocab.words)
     visitor = HeldOutScore(config, model.vectors, model.node_vectors, model.tree.flat,
@@ -88,10 +93,11 @@ def score(model, corpus: str, window: int | None = None) -> dict:
                            model.extra_matrices)
     keep = np.ones(len(model.vocab), dtype=np.float32)
     ctx = np.empty(2 * window, dtype=np.int32)
-    loss, examples, words = 0.0, 0, 0
+    loss, examples, words, tokens = 0.0, 0, 0, 0
     for block in iter_blocks(corpus):
         ids, ends = table.encode(block)
         words += len(ids)
+        tokens += len(block.split())
         block_loss, n = score_block(ids, ends, len(ends), keep, window, np.empty_like(ids),
                                     np.empty(len(ids), dtype=np.int64), ctx, visitor)
         loss += block_loss
@@ -100,4 +106,4 @@ def score(model, corpus: str, window: int | None = None) -> dict:
         raise HSW2VError(f"{corpus}: no word of the vocabulary has a context to score")
     mean = loss / examples
     return {"loss": mean, "perplexity": math.exp(mean), "examples": examples, "words": words,
-            "window": window, "arch": model.arch}
+            "dropped": tokens - words, "window": window, "arch": model.arch}

@@ -148,7 +148,8 @@ class Model:
 
     def context_matrix(self, context: Sequence[str] | str) -> np.ndarray:
         """The context as rows h_c, as the model kind builds it: one row (mean or sum)
-        for CBOW, one per word for skip-gram.
+        for CBOW, one per word for skip-gram, one (r̂ of the last words, in order) for
+        LBL.
 
         Unknown words are skipped with a warning; if none is known, HSW2VError.
         """
@@ -156,12 +157,12 @@ class Model:
             context = [context]
         known = [self.vocab.index[w] for w in context if w in self.vocab.index]
         unknown = [w for w in context if w not in self.vocab.index]
-        if not known:
+        if not known and (unknown or not model_kind(self.arch).language_model):
             raise HSW2VError("no known context word" + (f" (unknown: {' '.join(unknown)})" if unknown else ""))
         if unknown:
             warnings.warn(f"skipping unknown context words: {' '.join(unknown)}", stacklevel=3)
         rows = np.array(known, dtype=np.int32)
-        H = np.empty((len(rows), self.dim), dtype=np.float32)
+        H = np.empty((max(len(rows), 1), self.dim), dtype=np.float32)
         config = model_kind(self.arch).config_of(self.settings)
         return np.ascontiguousarray(H[:context_of_words(config, self.vectors, self.extra_matrices,
                                                         rows, H)])

@@ -110,8 +110,10 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
     if isinstance(tree, str):
         settings["tree"], tree = tree, None
     if init_model is not None:
-        s = carried_settings(replace(init_model.settings, threads=None), settings, CONTINUED,
-                     f"{param('init_model')} keeps the model's")
+        structural = model_kind(init_model.arch).structural
+        s = carried_settings(replace(init_model.settings, threads=None), settings,
+                             tuple(k for k in CONTINUED if k not in structural),
+                             f"{param('init_model')} keeps the model's")
     else:
         s = TrainSettings(**settings).resolved()
     if tree is not None and (kind := tree.kind.partition("-")[0]) in TREE_KINDS:

@@ -35,8 +35,9 @@ kernel needs it, so ``hsw2v --help`` stays fast.
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
@@ -66,15 +67,29 @@ class ModelKind:
     name, with their shapes, for ``n_words`` words, vectors of ``dim`` and a run's
     settings: what ``Weights.extra``, the model file, checkpoints and Dask's anchors
     and changes carry, in this order."""
-    initial: Callable[[str, tuple[int, ...], int], np.ndarray] | None = None
-    """The starting value of matrix ``name`` of ``shape`` for ``seed``; zeros if None."""
+    language_model: bool = False
+    """Whether the context is the words before the target in its line, so that an
+    empty context (a line's first word) is a context too."""
+    settings: tuple[str, ...] = ()
+    """The settings only this kind reads: given with another kind, they are an error."""
+    defaults: dict[str, Any] = field(default_factory=dict)
+    """The kind's own defaults of settings left unset (``sample``, ``node_bias``);
+    the others' are in :mod:`hsw2v.settings`."""
+    structural: tuple[str, ...] = ()
+    """Settings that shape the kind's matrices: fixed when a model trains further,
+    and when it is scored."""
+    check: Callable[[Any], str | None] = lambda settings: None
+    """A problem with the (resolved) settings as one line (parameter names), or None."""
+    initial: Callable[[str, tuple[int, ...], Any], np.ndarray] | None = None
+    """The starting value of matrix ``name`` of ``shape`` for a run's settings (its
+    ``seed``, ...); zeros if None."""
 
     def extra_weights(self, n_words: int, dim: int, settings: Any) -> dict[str, np.ndarray]:
         """The starting values of the kind's other matrices (float32, C order)."""
         out = {}
         for name, shape in self.matrices(n_words, dim, settings).items():
             value = (np.zeros(shape, dtype=np.float32) if self.initial is None
-                     else self.initial(name, shape, settings.seed))
+                     else self.initial(name, shape, settings))
             out[name] = np.ascontiguousarray(value, dtype=np.float32)
         return out
 
@@ -87,6 +102,49 @@ class ModelKind:
         return self.steps().config_of(settings)
 
 
+POSITION_WEIGHTS = ("diagonal", "full")
+"""LBL's ``--position-weights``: c_i ⊙ r (a D-vector a position) or C_i r (a D×D matrix)."""
+
+
+def _lbl_matrices(n_words: int, dim: int, s: Any) -> dict[str, tuple[int, ...]]:
+    rows = s.window * (dim if s.position_weights == POSITION_WEIGHTS[1] else 1)
+    return {"positions": (rows, dim), "start": (1, dim)}
+
+
+def _lbl_initial(name: str, shape: tuple[int, ...], s: Any) -> np.ndarray:
+    """Position weights start as the identity (c_i = 1, C_i = I), so r̂ starts as the
+    sum of the context rows; the start row as word2vec starts word vectors."""
+    rows, dim = shape
+    if name == "positions":
+        if s.position_weights == POSITION_WEIGHTS[1]:
+            return np.tile(np.eye(dim, dtype=np.float32), (rows // dim, 1))
+        return np.ones(shape, dtype=np.float32)
+    rng = np.random.default_rng(s.seed)
+    return ((rng.random(shape) - 0.5) / dim).astype(np.float32)
+
+
+def half_the_memory() -> int:
+    """Half of this machine's physical memory, in bytes: the most LBL's full position
+    matrices may take (N·D² floats), since Dask and checkpoints copy them."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (ValueError, OSError, AttributeError):  # not on Linux
+        return 1 << 33
+
+
+def _lbl_check(s: Any) -> str | None:
+    if not s.node_bias:
+        return f"{param('arch', 'lbl')} always trains node biases; drop {param('node_bias', False)}"
+    size, most = s.window * s.dim * s.dim * 4, half_the_memory()
+    if s.position_weights == POSITION_WEIGHTS[1] and size > most:
+        return (f"{param('position_weights', 'full')} at {param('dim')} {s.dim} and "
+                f"{param('window')} {s.window} needs {size / 2**30:.1f} GiB of position matrices "
+                f"(N·D² floats), more than half of this machine's memory "
+                f"({most / 2**30:.1f} GiB): lower {param('dim')} or use "
+                f"{param('position_weights', 'diagonal')}")
+    return None
+
+
 model_kinds: dict[str, ModelKind] = {
     "cbow": ModelKind(
         "cbow", "CBOW predicts a word from the mean (or sum) of its context's vectors.",
@@ -96,6 +154,14 @@ model_kinds: dict[str, ModelKind] = {
         "skipgram", "Skip-gram predicts a word from each context word's vector.",
         ".skipgram", alpha=0.025, round_words=125_000,
         examples_per_context_word=True),
+    "lbl": ModelKind(
+        "lbl", "LBL: Mnih & Hinton's log-bilinear language model predicts the next word from "
+        "the --window preceding ones.",
+        ".lbl", alpha=0.05, round_words=1_000_000, examples_per_context_word=False,
+        language_model=True,
+        matrices=_lbl_matrices, initial=_lbl_initial, settings=("position_weights",),
+        defaults={"sample": 0.0, "node_bias": True}, structural=("window", "position_weights"),
+        check=_lbl_check),
 }
 """Every model kind, by the name ``--arch`` takes."""
 

@@ -1,0 +1,135 @@
+"""The hierarchical log-bilinear language model (HLBL; Mnih & Hinton 2008): the N
+preceding words predict the next one.
+
+Each word w has a representation r_w (the word vectors), positions i = 1..N have
+weights C_i, and the prediction for the word at t is
+
+    r̂ = Σ_i C_i r_{w_{t−i}}
+
+with C_i a diagonal (a D-vector c_i, ``c_i ⊙ r``: ``--position-weights
+diagonal``) or a full D×D matrix (``full``). P(w | context) is the product over
+w's path of σ(±(r̂·q_n + b_n)): every inner node has a bias (node biases are always
+on for this kind).
+
+A context is exactly the N words before the target in its line (``--window N``, no
+random shrink), oldest first; positions before the line's start take a learned
+start-of-line representation s, so every kept token is predicted, the first of a
+line included. In the kernels a context is N word ids, −1 standing for s.
+
+The kind's own matrices (:attr:`hsw2v.training.kinds.ModelKind.matrices`):
+``positions`` (N, D) for diagonal weights, or (N·D, D) for full ones (C_i in rows
+(i−1)·D … i·D−1), and ``start`` (1, D), the row s.
+
+The step is the exact gradient step of −log P: the inner nodes on the path move as
+in word2vec (:func:`hsw2v.hs.codes.target_step`), then with g = −α ∂(−log P)/∂r̂,
+each context row r_i += C_iᵀ g and C_i += g r_iᵀ (diagonal: c_i += g ⊙ r_i), both
+from the values before the step.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from ..hs.codes import target_step
+from ..jit.helpers import KERNEL
+from .kinds import POSITION_WEIGHTS
+
+
+class Config(NamedTuple):
+    """What the LBL kernels read; its type selects LBL's steps when numba compiles."""
+
+    window: int  # N, the preceding words
+    sync_every: int  # merge the private hot rows every this many words
+    full: bool  # full D×D position matrices, else diagonal
+
+
+@njit(**KERNEL, inline="always")
+def context_words(config, sen, i, m, window, shrink, r, ctx):
+    """The ``window`` words before ``sen[i]`` in its sentence, oldest first, −1 for
+    the positions before its start (no random shrink). Returns (window, r)."""
+    for k in range(window):
+        j = i - window + k
+        ctx[k] = sen[j] if j >= 0 else -1
+    return window, r
+
+
+@njit(**KERNEL, inline="always")
+def _row(syn0, start, w):
+    return syn0[w] if w >= 0 else start[0]
+
+
+@njit(**KERNEL, inline="always")
+def predicted(config, syn0, extra, ctx, n_ctx, h, dim):
+    """r̂ into ``h`` from the context ``ctx[:n_ctx]`` (oldest first): its last N words,
+    the last nearest; missing positions (and ids −1) take the start row."""
+    positions, start = extra
+    n = config.window
+    for d in range(dim):
+        h[d] = 0.0
+    for p in range(n):  # position p + 1: the word p + 1 before the target
+        j = n_ctx - 1 - p
+        r = _row(syn0, start, ctx[j] if j >= 0 else -1)
+        if config.full:
+            C = positions[p * dim:(p + 1) * dim]
+            for a in range(dim):
+                x = np.float32(0.0)
+                for b in range(dim):
+                    x += C[a, b] * r[b]
+                h[a] += x
+        else:
+            c = positions[p]
+            for d in range(dim):
+                h[d] += c[d] * r[d]
+
+
+@njit(**KERNEL, inline="always")
+def centre(t, target, ctx, n_ctx, alpha, dim):
+    """LBL step: r̂ from the N context rows predicts ``target`` along its path (see
+    the module). ``t``: the block's :class:`~hsw2v.training.block.BlockTraining`.
+    Returns (−log P(target | context), 1 example)."""
+    syn0 = t.syn0
+    positions, start = t.extra
+    h, g, old = t.rows[0, 0], t.rows[1, 0], t.rows[0, 1]
+    predicted(t.config, syn0, t.extra, ctx, n_ctx, h, dim)
+    g[:] = 0.0
+    loss = target_step(h, target, alpha, t.syn1, t.hot_slot, t.hot_rows, t.paths, g,
+                       t.path[0, 0], dim)
+    n = t.config.window
+    for p in range(n):
+        j = n_ctx - 1 - p
+        r = _row(syn0, start, ctx[j] if j >= 0 else -1)
+        if t.config.full:
+            C = positions[p * dim:(p + 1) * dim]
+            for b in range(dim):
+                old[b] = r[b]
+            for b in range(dim):
+                x = np.float32(0.0)
+                for a in range(dim):
+                    x += C[a, b] * g[a]
+                r[b] += x
+            for a in range(dim):
+                ga = g[a]
+                for b in range(dim):
+                    C[a, b] += ga * old[b]
+        else:
+            c = positions[p]
+            for d in range(dim):
+                rd = r[d]
+                r[d] += c[d] * g[d]
+                c[d] += rd * g[d]
+    return loss, 1
+
+
+@njit(**KERNEL, inline="always")
+def context(config, syn0, extra, ctx, n_ctx, H, dim):
+    """The context as LBL predicts from it: one row of ``H``, r̂ (see
+    :func:`predicted`). Returns the number of rows, 1."""
+    predicted(config, syn0, extra, ctx, n_ctx, H[0], dim)
+    return 1
+
+
+def config_of(s) -> Config:
+    """The :class:`Config` of settings ``s``."""
+    return Config(int(s.window), 0, s.position_weights == POSITION_WEIGHTS[1])
