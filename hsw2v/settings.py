@@ -62,14 +62,16 @@ class TrainSettings:
     cbow_mean: bool = _opt(True, "CBOW context vector: mean or sum of the context word vectors.",
                            flag="--cbow-mean/--cbow-sum")
     dim: int = _opt(100, "Vector dimension.")
-    window: int = _opt(5, "Maximum context distance; each position draws a width in 1..window.")
+    window: int = _opt(5, "Maximum context distance; each position draws a width in 1..window "
+                       "(lbl: exactly this many preceding words).")
     min_count: int = _opt(5, "Drop words rarer than this.")
     max_vocab: int | None = _opt(None, "Keep only the N most frequent words.", type=int)
     sample: float | None = _opt(None, "Subsampling threshold for frequent words (0 disables) ["
                                 + ", ".join(f"{k.defaults.get('sample', SAMPLE):g} {k.name}"
                                             for k in model_kinds.values()) + "].", type=float)
     alpha: float | None = _opt(None, "Starting learning rate [" + ", ".join(
-        f"{k.alpha:g} {k.name}" for k in model_kinds.values()) + "].",
+        f"{k.alpha:g} {k.name}" for k in model_kinds.values()) + "; 0.01 lbl with full "
+        "position weights].",
                                type=float)
     min_alpha: float = _opt(1e-4, "Learning rate at the end; it falls linearly over all epochs.")
     epochs: int = _opt(5, "Passes over the corpus.")
@@ -107,11 +109,11 @@ class TrainSettings:
             raise HSW2VError(f"{param('arch')} must be one of {', '.join(model_kinds)}, got {s.arch!r}")
         kind = model_kinds[s.arch]
         if s.alpha is None:
-            s.alpha = kind.alpha  # (the kind's default)
+            s.alpha = kind.default("alpha", s, kind.alpha)  # (the kind's default)
         if s.sample is None:
-            s.sample = kind.defaults.get("sample", SAMPLE)
+            s.sample = kind.default("sample", s, SAMPLE)
         if s.node_bias is None:
-            s.node_bias = kind.defaults.get("node_bias", False)
+            s.node_bias = kind.default("node_bias", s, False)
         if s.threads is None:
             s.threads = available_cores()
         checks = [

@@ -73,7 +73,8 @@ class ModelKind:
     settings: tuple[str, ...] = ()
     """The settings only this kind reads: given with another kind, they are an error."""
     defaults: dict[str, Any] = field(default_factory=dict)
-    """The kind's own defaults of settings left unset (``sample``, ``node_bias``);
+    """The kind's own defaults of settings left unset (``sample``, ``node_bias``, and
+    ``alpha`` beyond :attr:`alpha`), each a value or a function of the settings;
     the others' are in :mod:`hsw2v.settings`."""
     structural: tuple[str, ...] = ()
     """Settings that shape the kind's matrices: fixed when a model trains further,
@@ -83,6 +84,11 @@ class ModelKind:
     initial: Callable[[str, tuple[int, ...], Any], np.ndarray] | None = None
     """The starting value of matrix ``name`` of ``shape`` for a run's settings (its
     ``seed``, ...); zeros if None."""
+
+    def default(self, name: str, settings: Any, fallback: Any) -> Any:
+        """The kind's default of setting ``name`` for ``settings``, else ``fallback``."""
+        value = self.defaults.get(name, fallback)
+        return value(settings) if callable(value) else value
 
     def extra_weights(self, n_words: int, dim: int, settings: Any) -> dict[str, np.ndarray]:
         """The starting values of the kind's other matrices (float32, C order)."""
@@ -123,6 +129,11 @@ def _lbl_initial(name: str, shape: tuple[int, ...], s: Any) -> np.ndarray:
     return ((rng.random(shape) - 0.5) / dim).astype(np.float32)
 
 
+def _lbl_alpha(s: Any) -> float:
+    """0.05 with diagonal weights; 0.01 with full ones, whose D×D steps diverge at 0.05."""
+    return 0.01 if s.position_weights == POSITION_WEIGHTS[1] else 0.05
+
+
 def half_the_memory() -> int:
     """Half of this machine's physical memory, in bytes: the most LBL's full position
     matrices may take (N·D² floats), since Dask and checkpoints copy them."""
@@ -160,7 +171,8 @@ model_kinds: dict[str, ModelKind] = {
         ".lbl", alpha=0.05, round_words=1_000_000, examples_per_context_word=False,
         language_model=True,
         matrices=_lbl_matrices, initial=_lbl_initial, settings=("position_weights",),
-        defaults={"sample": 0.0, "node_bias": True}, structural=("window", "position_weights"),
+        defaults={"sample": 0.0, "node_bias": True, "alpha": _lbl_alpha},
+        structural=("window", "position_weights"),
         check=_lbl_check),
 }
 """Every model kind, by the name ``--arch`` takes."""

@@ -91,7 +91,7 @@ def centre(t, target, ctx, n_ctx, alpha, dim):
     Returns (−log P(target | context), 1 example)."""
     syn0 = t.syn0
     positions, start = t.extra
-    h, g, old = t.rows[0, 0], t.rows[1, 0], t.rows[0, 1]
+    h, g, old, step = t.rows[0, 0], t.rows[1, 0], t.rows[0, 1], t.rows[1, 1]
     predicted(t.config, syn0, t.extra, ctx, n_ctx, h, dim)
     g[:] = 0.0
     loss = target_step(h, target, alpha, t.syn1, t.hot_slot, t.hot_rows, t.paths, g,
@@ -100,19 +100,19 @@ def centre(t, target, ctx, n_ctx, alpha, dim):
     for p in range(n):
         j = n_ctx - 1 - p
         r = _row(syn0, start, ctx[j] if j >= 0 else -1)
-        if t.config.full:
+        if t.config.full:  # one pass over C's rows: r's step Cᵀg, then C's g rᵀ
             C = positions[p * dim:(p + 1) * dim]
             for b in range(dim):
                 old[b] = r[b]
-            for b in range(dim):
-                x = np.float32(0.0)
-                for a in range(dim):
-                    x += C[a, b] * g[a]
-                r[b] += x
+                step[b] = 0.0
             for a in range(dim):
                 ga = g[a]
+                row = C[a]
                 for b in range(dim):
-                    C[a, b] += ga * old[b]
+                    step[b] += row[b] * ga
+                    row[b] += ga * old[b]
+            for b in range(dim):
+                r[b] += step[b]
         else:
             c = positions[p]
             for d in range(dim):

@@ -1,0 +1,209 @@
+#!/usr/bin/env python
+"""The language model (``--arch lbl``) against interpolated Kneser-Ney n-grams:
+held-out perplexity on the same tokens, and training speed.
+
+    python scripts/bench_lm.py                       # both splits, every row
+    python scripts/bench_lm.py --splits 5m --trees huffman,semantic --weights diagonal
+
+Two splits of enwiki-17m, cut into lines of 1,000 words: ``5m``, the first 5M
+words for training and the next 500k held out; ``17m``, all but the last 1M
+words for training and the last 1M held out. The vocabulary is the training
+split's words with at least 5 occurrences; unknown tokens are dropped before
+contexts form, and every other token of the held-out text is predicted from the
+words before it in its line, the line's start padded (LBL: its learned start
+row; the n-grams: n−1 start symbols). Both models score exactly the same tokens
+(the script checks the counts agree).
+
+LBL rows: ``hsw2v.train(arch="lbl")`` with the given dim, window (N), epochs and
+learning rate, 2 threads, one row per tree (random, Huffman, balanced,
+semantic, ADAPTIVE(ε)) and position weights (diagonal, full); the semantic trees
+are built from the Huffman LBL's own predicted vectors (``tree_from``, each
+word's mean r̂ over its occurrences). Perplexity is ``hsw2v.score``. The n-gram
+rows are scripts/kneser_ney.py at orders 2, 3 and 5.
+
+Speed: CBOW trained on the same split with the same dim, threads and epochs,
+both at ``sample=0`` (the same words) and at CBOW's default; words/s counts
+training only.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import hsw2v  # noqa: E402
+from kneser_ney import KneserNey  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+SPLITS = {"5m": (5_000_000, 500_000), "17m": (None, 1_000_000)}
+TREES = {"random": {"tree": "random"}, "huffman": {"tree": "huffman"},
+         "balanced": {"tree": "balanced"}, "semantic": {"tree": "semantic"},
+         "adaptive(0.25)": {"tree": "semantic", "split": "adaptive", "epsilon": 0.25}}
+LINE = 1000
+
+
+def write_lines(words: list[bytes], path: Path) -> None:
+    with open(path, "wb") as out:
+        for i in range(0, len(words), LINE):
+            out.write(b" ".join(words[i:i + LINE]) + b"\n")
+
+
+def id_lines(path: Path, index: dict[str, int]) -> list[np.ndarray]:
+    with open(path, encoding="utf-8") as f:
+        return [np.array([index[w] for w in line.split() if w in index], dtype=np.int64)
+                for line in f]
+
+
+def words_per_s(model) -> float:
+    return model.vocab.total * model.settings.epochs / model.seconds["train"]
+
+
+def speed(words: list[bytes], a) -> None:
+    """Words/s of LBL against CBOW, alternating, 1 epoch each (see --speed-pairs)."""
+    import statistics
+
+    with tempfile.TemporaryDirectory() as tmp:
+        train = Path(tmp) / "train.txt"
+        write_lines(words[:SPLITS["5m"][0]], train)
+        common = {"dim": a.dim, "window": a.window, "epochs": 1, "threads": a.threads,
+                  "progress": False}
+        runs = {"cbow sample 0": {"arch": "cbow", "sample": 0.0}, "cbow": {"arch": "cbow"},
+                "lbl diagonal": {"arch": "lbl"},
+                "lbl full": {"arch": "lbl", "position_weights": "full"}}
+        hsw2v.train(str(train), **common, **runs["lbl full"])  # (compiles what is not cached)
+        got: dict[str, list[float]] = {k: [] for k in runs}
+        for _ in range(a.speed_pairs):
+            for name, kw in runs.items():
+                got[name].append(words_per_s(hsw2v.train(str(train), **common, **kw)))
+            print("# " + ", ".join(f"{k} {v[-1] / 1e3:.0f}k" for k, v in got.items()),
+                  file=sys.stderr, flush=True)
+    print(f"dim {a.dim}, N = window {a.window}, 1 epoch on 5M words, {a.threads} threads, "
+          f"{a.speed_pairs} rounds of runs in turn; medians of per-round ratios\n")
+    print("| | words/s (median) | against CBOW, sample 0 | against CBOW, default sample |")
+    print("|---|---|---|---|")
+    for name, values in got.items():
+        r0 = statistics.median(x / y for x, y in zip(values, got["cbow sample 0"]))
+        r1 = statistics.median(x / y for x, y in zip(values, got["cbow"]))
+        print(f"| {name} | {statistics.median(values) / 1e3:.0f}k | {r0:.2f}× | {r1:.2f}× |")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--corpus", default=str(DATA / "enwiki-17m.txt.gz"))
+    p.add_argument("--splits", default="5m,17m")
+    p.add_argument("--trees", default=",".join(TREES))
+    p.add_argument("--weights", default="diagonal,full")
+    p.add_argument("--full-trees", default="huffman,adaptive(0.25)",
+                   help="the trees trained with full weights (slow)")
+    p.add_argument("--orders", default="2,3,5")
+    p.add_argument("--dim", type=int, default=100)
+    p.add_argument("--window", type=int, default=5)
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--full-epochs", type=int, default=1, help="epochs with full weights (slow)")
+    p.add_argument("--alpha", type=float, default=None)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--no-speed", action="store_true", help="skip the CBOW speed rows")
+    p.add_argument("--speed-pairs", type=int, default=0, metavar="R",
+                   help="only time R pairs of 1-epoch runs, CBOW then LBL (diagonal, Huffman) "
+                        "and LBL (full), on the 5m split, and print the medians of the "
+                        "per-pair ratios")
+    p.add_argument("--json", default=None)
+    a = p.parse_args()
+    opener = gzip.open if a.corpus.endswith(".gz") else open
+    with opener(a.corpus, "rb") as f:
+        words = f.read().split()
+    if a.speed_pairs:
+        speed(words, a)
+        return
+    results: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for split in a.splits.split(","):
+            n_train, n_held = SPLITS[split]
+            n_train = n_train or len(words) - n_held
+            train, held = Path(tmp) / f"{split}-train.txt", Path(tmp) / f"{split}-held.txt"
+            write_lines(words[:n_train], train)
+            write_lines(words[n_train:n_train + n_held], held)
+            rows = results[split] = {}
+            common = {"arch": "lbl", "dim": a.dim, "window": a.window, "threads": a.threads,
+                      "progress": False, **({"alpha": a.alpha} if a.alpha else {})}
+            huffman_lm = None
+            for weights in a.weights.split(","):
+                epochs = a.epochs if weights == "diagonal" else a.full_epochs
+                trees = a.trees if weights == "diagonal" else a.full_trees
+                for name in trees.split(","):
+                    extra = dict(TREES[name])
+                    if extra["tree"] == "semantic":
+                        if huffman_lm is None:
+                            huffman_lm = hsw2v.train(str(train), epochs=a.epochs, **common)
+                        extra["tree_from"] = huffman_lm
+                    model = hsw2v.train(str(train), epochs=epochs, position_weights=weights,
+                                        **common, **extra)
+                    if name == "huffman" and weights == "diagonal":
+                        huffman_lm = model
+                    s = hsw2v.score(model, str(held))
+                    row = {"perplexity": s["perplexity"], "examples": s["examples"],
+                           "words_per_s": words_per_s(model), "epochs": epochs,
+                           "tree_seconds": model.seconds.get("tree", 0.0),
+                           "path": model.tree.summary(model.vocab.counts)["weighted_mean_path_length"]}
+                    rows[f"lbl {weights} {name}"] = row
+                    print(f"# {split} lbl {weights} {name}: {json.dumps(row)}", file=sys.stderr,
+                          flush=True)
+            vocab = (huffman_lm or model).vocab
+            index = {w: i for i, w in enumerate(vocab.words)}
+            train_ids, held_ids = id_lines(train, index), id_lines(held, index)
+            tokens = sum(len(x) for x in held_ids)
+            for order in map(int, a.orders.split(",")):
+                start = time.perf_counter()
+                kn = KneserNey(train_ids, len(vocab), order)
+                logp = kn.log_probs(held_ids)
+                row = {"perplexity": math.exp(-logp.mean()), "examples": len(logp),
+                       "seconds": time.perf_counter() - start}
+                rows[f"Kneser-Ney {order}-gram"] = row
+                print(f"# {split} KN {order}: {json.dumps(row)}", file=sys.stderr, flush=True)
+                del kn
+            for name, row in rows.items():
+                assert row["examples"] == tokens, (name, row["examples"], tokens)
+            if not a.no_speed:
+                for sample, label in ((0.0, "sample 0"), (None, "default sample")):
+                    cbow = hsw2v.train(str(train), arch="cbow", dim=a.dim, window=a.window,
+                                       epochs=a.epochs, threads=a.threads, progress=False,
+                                       **({"sample": sample} if sample is not None else {}))
+                    rows[f"cbow speed ({label})"] = {"words_per_s": words_per_s(cbow)}
+            results[split]["tokens"] = {"held_out": tokens, "vocab": len(vocab),
+                                        "train": n_train}
+    print(f"dim {a.dim}, N = window {a.window}, {a.epochs} epochs (full weights: "
+          f"{a.full_epochs}), {a.threads} threads, lines of {LINE} words\n")
+    for split, rows in results.items():
+        t = rows.pop("tokens")
+        print(f"### {split}: {t['train']:,} training words, {t['held_out']:,} held-out tokens "
+              f"scored, V = {t['vocab']:,}\n")
+        print("| model | held-out perplexity | train words/s |")
+        print("|---|---|---|")
+        for name, r in rows.items():
+            ppl = f"{r['perplexity']:.1f}" if "perplexity" in r else ""
+            wps = f"{r['words_per_s'] / 1e3:.0f}k" if "words_per_s" in r else ""
+            print(f"| {name} | {ppl} | {wps} |")
+        lbl = [r for n, r in rows.items() if n.startswith("lbl diagonal huffman")]
+        speed = [r for n, r in rows.items() if n.startswith("cbow speed")]
+        if lbl and speed:
+            print(f"\nLBL (diagonal, Huffman) / CBOW words/s: "
+                  + ", ".join(f"{lbl[0]['words_per_s'] / s['words_per_s']:.2f}× ({n})"
+                              for n, s in zip(("sample 0", "default sample"), speed)))
+        print()
+    if a.json:
+        Path(a.json).write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
