@@ -43,7 +43,11 @@ def progress_bar(enabled: bool, **options):
         with warnings.catch_warnings():  # (tqdm warns where ipywidgets is missing)
             warnings.simplefilter("ignore")
             from tqdm.auto import tqdm as auto
-            return auto(**options)
+            try:
+                return auto(**options)
+            except ImportError:  # (an older tqdm without ipywidgets: "IProgress not found")
+                from tqdm import tqdm as plain
+                return plain(**options)
     from tqdm import tqdm
 
     stream = sys.stderr
