@@ -340,8 +340,8 @@ def tree_info(model_path: str | None, as_json: bool, plot: str | None, levels: i
         f"mean path length: {info['mean_path_length']:.3f}",
         f"frequency-weighted mean path length: {info['weighted_mean_path_length']:.3f}",
         f"codes per word: {info['codes_per_word']:.3f} mean, {info['max_codes']} most",
-        *([f"covered by {info['kind']}: {info['covered_words']} words "
-           f"({info['covered_word_share']:.1%}), {info['covered_token_share']:.1%} of tokens"]
+        *([(f"covered by {info['kind']}: {info['covered_words']} words "
+            f"({info['covered_word_share']:.1%}), {info['covered_token_share']:.1%} of tokens")]
           if "covered_word_share" in info else [])])
 
 

@@ -119,8 +119,9 @@ class TrainSettings:
         checks = [
             (s.tree in TREE_KINDS, f"{param('tree')} must be one of {', '.join(TREE_KINDS)}, got {s.tree!r}"),
             (s.split in SPLITS, f"{param('split')} must be one of {', '.join(SPLITS)}, got {s.split!r}"),
-            (s.position_weights in POSITION_WEIGHTS, f"{param('position_weights')} must be one of "
-             f"{', '.join(POSITION_WEIGHTS)}, got {s.position_weights!r}"),
+            (s.position_weights in POSITION_WEIGHTS, (f"{param('position_weights')} must be one of "
+                                                      f"{', '.join(POSITION_WEIGHTS)}, "
+                                                      f"got {s.position_weights!r}")),
             (0 <= s.epsilon < 0.5, f"{param('epsilon')} must lie in [0, 0.5), got {s.epsilon}"),
             (0 <= s.seed < 2**64, f"{param('seed')} must lie in 0..2**64-1, got {s.seed}"),
             (s.sample >= 0 and math.isfinite(s.sample), f"{param('sample')} must be ≥ 0, got {s.sample}"),
@@ -141,16 +142,14 @@ class TrainSettings:
                 raise HSW2VError(message)
         builder = tree_builders[s.tree]
         defaults = TrainSettings()
-        for f in fields(s):
-            users = [k for k, b in tree_builders.items() if f.name in b.settings]
-            given = getattr(s, f.name) != getattr(defaults, f.name)
-            if users and given and s.tree not in users:
-                raise HSW2VError(f"{param(f.name)} goes with {' or '.join(param('tree', u) for u in users)}")
-        for f in fields(s):
-            users = [k for k, m in model_kinds.items() if f.name in m.settings]
-            given = getattr(s, f.name) != getattr(defaults, f.name)
-            if users and given and s.arch not in users:
-                raise HSW2VError(f"{param(f.name)} goes with {' or '.join(param('arch', u) for u in users)}")
+        for registry, option, chosen in ((tree_builders, "tree", s.tree),
+                                         (model_kinds, "arch", s.arch)):
+            for f in fields(s):  # a setting only some entries read, given with another
+                users = [k for k, entry in registry.items() if f.name in entry.settings]
+                given = getattr(s, f.name) != getattr(defaults, f.name)
+                if users and given and chosen not in users:
+                    raise HSW2VError(f"{param(f.name)} goes with "
+                                     f"{' or '.join(param(option, u) for u in users)}")
         for problem in (builder.check(s), kind.check(s)):
             if problem:
                 raise HSW2VError(problem)

@@ -31,7 +31,6 @@ import argparse
 import gzip
 import json
 import math
-import os
 import sys
 import tempfile
 import time
@@ -42,8 +41,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import hsw2v  # noqa: E402
-from kneser_ney import KneserNey  # noqa: E402
+from kneser_ney import KneserNey
+
+import hsw2v
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 SPLITS = {"5m": (5_000_000, 500_000), "17m": (None, 1_000_000)}
@@ -55,8 +55,7 @@ LINE = 1000
 
 def write_lines(words: list[bytes], path: Path) -> None:
     with open(path, "wb") as out:
-        for i in range(0, len(words), LINE):
-            out.write(b" ".join(words[i:i + LINE]) + b"\n")
+        out.writelines(b" ".join(words[i:i + LINE]) + b"\n" for i in range(0, len(words), LINE))
 
 
 def id_lines(path: Path, index: dict[str, int]) -> list[np.ndarray]:
@@ -197,7 +196,7 @@ def main() -> None:
         lbl = [r for n, r in rows.items() if n.startswith("lbl diagonal huffman")]
         speed = [r for n, r in rows.items() if n.startswith("cbow speed")]
         if lbl and speed:
-            print(f"\nLBL (diagonal, Huffman) / CBOW words/s: "
+            print("\nLBL (diagonal, Huffman) / CBOW words/s: "
                   + ", ".join(f"{lbl[0]['words_per_s'] / s['words_per_s']:.2f}× ({n})"
                               for n, s in zip(("sample 0", "default sample"), speed)))
         print()

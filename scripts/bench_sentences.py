@@ -66,8 +66,7 @@ def main() -> None:
         if a.words:
             words = words[:a.words]
         with open(text, "wb") as out:
-            for i in range(0, len(words), 1000):
-                out.write(b" ".join(words[i:i + 1000]) + b"\n")
+            out.writelines(b" ".join(words[i:i + 1000]) + b"\n" for i in range(0, len(words), 1000))
         n_words = len(words)
         del words
         script = RUN.format(repo=str(REPO))

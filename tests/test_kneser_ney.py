@@ -11,7 +11,7 @@ import pytest
 from .conftest import REPO
 
 sys.path.insert(0, str(REPO / "scripts"))
-from kneser_ney import KneserNey  # noqa: E402
+from kneser_ney import KneserNey
 
 
 def dict_kn(lines, V, n):

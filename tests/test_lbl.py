@@ -195,7 +195,7 @@ def test_score_is_the_per_token_perplexity_of_the_file_model(lm, tmp_path):
 @pytest.mark.parametrize("full", [False, True])
 def test_a_fixed_word_cycle_is_learned(tmp_path, full):
     """Lines of a repeating cycle of 8 words: after three of them the next is certain."""
-    cycle = "a b c d e f g h".split()
+    cycle = ["a", "b", "c", "d", "e", "f", "g", "h"]
     lines = [" ".join(cycle[(k + i) % 8] for i in range(12)) for k in range(400)]
     (tmp_path / "cycle.txt").write_text("\n".join(lines) + "\n")
     m = hsw2v.train(str(tmp_path / "cycle.txt"), arch="lbl", window=3, min_count=1, dim=16,
@@ -253,7 +253,7 @@ def test_the_model_file_keeps_the_matrices_and_refuses_damaged_ones(lm, tmp_path
 
 
 def test_the_cli_trains_predicts_and_refuses_bad_input(tmp_path):
-    cycle = "a b c d e f g h".split()
+    cycle = ["a", "b", "c", "d", "e", "f", "g", "h"]
     (tmp_path / "c.txt").write_text("\n".join(" ".join(cycle) for _ in range(300)) + "\n")
     r = run_hsw2v(tmp_path, "train", "c.txt", "--arch", "lbl", "--window", "2", "--min-count",
                   "1", "--dim", "8", "--epochs", "3", "--threads", "1", "--save-model", "m.npz",

@@ -11,8 +11,8 @@ import pytest
 
 import hsw2v
 from hsw2v.errors import HSW2VError
-from hsw2v.trees.wordnet import Database, database_dirs, find_database, wordnet_tree
 from hsw2v.trees.tree import balanced
+from hsw2v.trees.wordnet import Database, database_dirs, find_database, wordnet_tree
 
 from .conftest import one_line_error, run_hsw2v
 

@@ -31,7 +31,7 @@ def in_notebook() -> bool:
     try:
         shell = ipython.get_ipython() if ipython is not None else None
         return shell is not None and "IPKernelApp" in shell.config
-    except Exception:  # an IPython too old or too strange to ask
+    except (AttributeError, TypeError):  # an IPython too old or too strange to ask
         return False
 
 

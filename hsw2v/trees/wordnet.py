@@ -264,8 +264,8 @@ def _database(directory: str, stamp: tuple) -> Database:
 
 def load_database(directory: Path) -> Database:
     """The database in ``directory``, parsed once per process while its files are unchanged."""
-    stamp = tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size)
-                  for p in sorted(directory.iterdir()) if p.is_file())
+    stamp = tuple((p.name, st.st_mtime_ns, st.st_size)
+                  for p in sorted(directory.iterdir()) if p.is_file() for st in [p.stat()])
     return _database(str(directory), stamp)
 
 
