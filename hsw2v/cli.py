@@ -277,8 +277,10 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
         write_cache(output, model.words, model.vectors)
     if not quiet:
         losses = ", ".join(f"{x:.4f}" for x in model.epoch_loss)
-        click.echo(f"{len(model.vocab)} words x {model.dim} dims in {seconds:.1f} s; "
-                   f"mean -log P per epoch: {losses}", err=True)
+        compiling = getattr(model, "seconds", {}).get("compile", 0.0)
+        extra = f" (and {compiling:.1f} s compiling)" if compiling >= 0.05 else ""
+        click.echo(f"{len(model.vocab)} words x {model.dim} dims in {seconds - compiling:.1f} s"
+                   f"{extra}; mean -log P per epoch: {losses}", err=True)
         if model.skipped:
             click.echo(f"{model.skipped['tokens']} tokens ({model.skipped['types']} types) of "
                        "CORPUS are not in the model's vocabulary and were skipped", err=True)

@@ -13,7 +13,8 @@ from numba import njit
 import hsw2v
 from hsw2v.errors import HSW2VError
 from hsw2v.settings import TrainSettings
-from hsw2v.training.lbl import centre
+from hsw2v.training.block import centre_of
+from hsw2v.training.kinds import model_kind
 from hsw2v.trees.registry import tree_builders
 from hsw2v.trees.tree import huffman
 
@@ -43,9 +44,12 @@ def reference_h(syn0, positions, start, ctx, full):
     return h
 
 
+_centre = centre_of(model_kind("lbl"))
+
+
 @njit
 def _one_step(t, target, ctx, n_ctx, alpha, dim):
-    return centre(t, target, ctx, n_ctx, alpha, dim)
+    return _centre(t, target, ctx, n_ctx, alpha, dim)
 
 
 def one_step(full, seed=0):

@@ -42,7 +42,7 @@ def _codes_of(paths, word):
     return lambda paths, word: 1
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, inline="always")
 def any_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):
     """The SGD step for predicting ``target`` from ``h`` when ``paths`` is a
     :class:`FlatCodes`: :func:`hs_step` for a word with one code,
@@ -53,24 +53,23 @@ def any_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scr
     return hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim)
 
 
+def step_of(paths: FlatPaths | FlatCodes):
+    """The SGD step for paths like ``paths``: :func:`any_code_step` for a
+    :class:`FlatCodes`, :func:`hs_step` for a :class:`FlatPaths`."""
+    return any_code_step if isinstance(paths, FlatCodes) else hs_step
+
+
 def target_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):
-    """The SGD step for predicting ``target`` from ``h``, chosen by the type of
-    ``paths`` (also when numba compiles a caller): :func:`any_code_step` for a
-    :class:`FlatCodes`, :func:`hs_step` and nothing else for a :class:`FlatPaths`."""
-    step = any_code_step if isinstance(paths, FlatCodes) else hs_step
-    return step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim)
+    """The SGD step for predicting ``target`` from ``h``: :func:`step_of` ``paths``.
+
+    In numba code, a stand-in: a kernel gets its own copy of the steps that call it,
+    with ``step_of(paths)`` in its place (:func:`hsw2v.jit.helpers.specialised`), so
+    that it compiles only the step its paths need."""
+    return step_of(paths)(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch,
+                          dim)
 
 
-@overload(target_step, jit_options=KERNEL, prefer_literal=True, inline="always")
-def _target_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):
-    step = any_code_step if _has_codes(paths) else hs_step
-
-    def impl(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):
-        return step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim)
-    return impl
-
-
-@njit(**KERNEL)
+@njit(**KERNEL, inline="always")
 def multi_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):
     """:func:`hs_step` for a target with several codes: P(target | h) = Σ_k p_k, the
     sum of its codes' path products, and the step follows the exact gradient of

@@ -56,7 +56,7 @@ SIGMOID = (1.0 / (1.0 + np.exp(-_LUT_X))).astype(np.float32)
 NEG_LOG_SIGMOID = np.logaddexp(0.0, -_LUT_X).astype(np.float32)
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, inline="always")
 def branch_loss_grad(z):
     """(−log σ(z), 1 − σ(z)) by linear interpolation in tables (error < 1e-6), branch-free.
 

@@ -1,6 +1,14 @@
 """numba helpers: compile options (``JIT``, ``KERNEL``, ``EXACT``, ``IEEE``), word2vec.c's
-random generator, FNV-1a hashing, cache-prefetch intrinsics, and ``for_dim``, which
-compiles a kernel for one vector size.
+random generator, FNV-1a hashing, cache-prefetch intrinsics, ``for_dim``, which
+compiles a kernel for one vector size, ``specialised``, which makes a kernel's copy
+of the steps it needs, a fix for numba's inliner (:mod:`.inlining`) and a cache
+directory where numba finds none (:mod:`.cache`), both applied here, before any
+kernel loads.
 
 May import: numpy, numba and llvmlite only; nothing from the package (pynndescent's
 ``utils.py``)."""
+from .cache import ensure_cache_dir
+from .inlining import copy_blocks_at_once
+
+ensure_cache_dir()
+copy_blocks_at_once()

@@ -56,6 +56,14 @@ def fnv1a(buf, start, end):
     return h
 
 
+@njit(**JIT, inline="always")
+def copy_items(dst, at, src, lo, hi):
+    """``dst[at:at + hi - lo] = src[lo:hi]`` as a loop: a slice assignment brings
+    numba's shape-mismatch error and its string formatting (seconds of compile)."""
+    for k in range(hi - lo):
+        dst[at + k] = src[lo + k]
+
+
 @njit(**JIT)
 def is_space(c):
     """ASCII whitespace as Python's bytes.split() sees it: space, \\t, \\n, \\v, \\f, \\r."""
@@ -121,6 +129,45 @@ def with_globals(fn, **names):
                                 fn.__defaults__)
     copy.__qualname__, copy.__module__, copy.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
     return copy
+
+
+def _options(dispatcher) -> dict:
+    """The options ``dispatcher`` was made with, as ``njit`` takes them."""
+    return {k: v for k, v in dispatcher.targetoptions.items() if k != "nopython"}
+
+
+def specialised(fn, **names):
+    """``fn`` (a plain function or an ``inline="always"`` numba function) with
+    ``names`` in place of the stand-ins it calls by those names, also inside the
+    ``inline="always"`` numba functions it calls, copied likewise (see
+    :func:`with_globals`); ``fn`` itself where none of them calls a stand-in.
+
+    A kernel then holds only the steps its argument types need, chosen in Python:
+    a numba ``overload`` choosing them by type is typed again at each of its call
+    sites' typing passes (seconds of a first run's compile)."""
+    memo: dict = {}
+
+    def copy(f):
+        if f in memo:
+            return memo[f]
+        memo[f] = f  # a recursive call keeps the original
+        found = {}
+        for name in f.__code__.co_names:
+            if name in names:
+                found[name] = names[name]
+                continue
+            callee = f.__globals__.get(name)
+            if getattr(callee, "targetoptions", {}).get("inline") == "always":
+                new = copy(callee.py_func)
+                if new is not callee.py_func:
+                    found[name] = njit(**_options(callee))(new)
+        memo[f] = with_globals(f, **found) if found else f
+        return memo[f]
+
+    if hasattr(fn, "py_func"):
+        new = copy(fn.py_func)
+        return fn if new is fn.py_func else njit(**_options(fn))(new)
+    return copy(fn)
 
 
 def for_dim(kernel, *args):

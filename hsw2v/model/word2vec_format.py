@@ -281,13 +281,8 @@ def _scale_pow10(a, k):
     return a * _POW10[k + 22]
 
 
-@njit(**EXACT)
-def _put(out, n, text):
-    """Append the ASCII bytes of ``text`` (a short literal) to ``out`` at ``n``."""
-    for ch in text:
-        out[n] = ord(ch)
-        n += 1
-    return n
+_TENS = 10 ** np.arange(9, dtype=np.int64)
+"""10^0 … 10^8: digit k of a nine-digit integer d is ``d // _TENS[8 - k] % 10``."""
 
 
 @njit(**EXACT)
@@ -297,15 +292,19 @@ def format_g9(x, out, n):
     Nine significant digits are enough for any float32 to read back exactly; the
     digits come from one float64 scaling, within 1e-15 of the exact decimal, so a
     float32 always round-trips (a tie may round differently from C's printf).
+    Bytes are written one by one (no strings, no allocation: each would add
+    seconds to the first run's compile).
     """
     if np.isnan(x):
-        return _put(out, n, "nan")
+        out[n], out[n + 1], out[n + 2] = 110, 97, 110  # 'nan'
+        return n + 3
     if x < 0 or (x == 0 and np.signbit(x)):
         out[n] = 45  # '-'
         n += 1
         x = -x
     if x == np.inf:
-        return _put(out, n, "inf")
+        out[n], out[n + 1], out[n + 2] = 105, 110, 102  # 'inf'
+        return n + 3
     if x == 0:
         out[n] = 48
         return n + 1
@@ -317,40 +316,37 @@ def format_g9(x, out, n):
     elif d < 100_000_000:
         e -= 1
         d = np.int64(np.rint(_scale_pow10(x, 8 - e)))
-    digits = np.empty(9, dtype=np.uint8)
-    for k in range(8, -1, -1):
-        digits[k] = 48 + d % 10
-        d //= 10
-    last = 8
-    while last > 0 and digits[last] == 48:
+    last = 8  # the last significant digit
+    while last > 0 and d // _TENS[8 - last] % 10 == 0:
         last -= 1
     if -4 <= e < 9:
         if e >= 0:
-            for k in range(e + 1):
-                out[n] = digits[k]  # k <= e <= 8
+            for k in range(e + 1):  # k <= e <= 8
+                out[n] = 48 + d // _TENS[8 - k] % 10
                 n += 1
             if last > e:
                 out[n] = 46  # '.'
                 n += 1
                 for k in range(e + 1, last + 1):
-                    out[n] = digits[k]
+                    out[n] = 48 + d // _TENS[8 - k] % 10
                     n += 1
         else:
-            n = _put(out, n, "0.")
+            out[n], out[n + 1] = 48, 46  # '0.'
+            n += 2
             for _ in range(-e - 1):
                 out[n] = 48
                 n += 1
             for k in range(last + 1):
-                out[n] = digits[k]
+                out[n] = 48 + d // _TENS[8 - k] % 10
                 n += 1
         return n
-    out[n] = digits[0]
+    out[n] = 48 + d // _TENS[8]
     n += 1
     if last > 0:
         out[n] = 46
         n += 1
         for k in range(1, last + 1):
-            out[n] = digits[k]
+            out[n] = 48 + d // _TENS[8 - k] % 10
             n += 1
     out[n] = 101  # 'e'
     n += 1

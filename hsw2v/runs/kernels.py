@@ -15,6 +15,7 @@ from ..hs.softmax import subtree_totals
 from ..model.model import Model
 from ..model.word2vec_format import warm_up_writer
 from ..settings import TrainSettings
+from ..system.compiling import about
 from ..system.memory import release_compiler_pages
 from ..training.block import block_kernel
 from ..training.kinds import model_kind
@@ -63,7 +64,8 @@ def kernel_setup(model: Model, s: TrainSettings) -> KernelSetup:
     paths, longest = tree.training_paths, tree.step_scratch
     weights = Weights(model.vectors, model.node_vectors, hot_nodes, hot_slot, model.extra_matrices)
     state = new_state(0, 0, s.window, longest, model.node_vectors[hot_nodes])
-    kernel = block_kernel(kind, config, keep, weights, paths, state, s.dim)
+    with about(f"the {s.arch} training kernel for dim {s.dim}"):
+        kernel = block_kernel(kind, config, keep, weights, paths, state, s.dim)
     warm_up_writer(s.dim)
     release_compiler_pages()
     return KernelSetup(keep, hot_nodes, hot_slot, paths, longest, config, kernel)

@@ -23,6 +23,7 @@ from ..counting.vocab import Vocab
 from ..errors import HSW2VError, param
 from ..model.model import Model
 from ..settings import CHECKPOINT_MINUTES, TREE_KINDS, TrainSettings
+from ..system.compiling import CompileWatch
 from ..system.memory import release_compiler_pages, release_free_memory
 from ..system.progress import progress_bar
 from ..system.signals import raise_pending
@@ -121,6 +122,7 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
     if tree is None and init_model is None:
         tree_builder(s.tree).ready(s)  # (a missing database fails before any reading)
     with rereadable(corpus) as path, ExitStack() as cleanup:
+        watch = cleanup.enter_context(CompileWatch(progress))
         spool, type_ids, skipped, per_epoch = None, None, None, 0
         if tree_from is not None:
             vocab = tree_from.vocab
@@ -165,6 +167,7 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
         position = Position(per_epoch or vocab.total, exact=per_epoch > 0)
         model.epoch_loss, seconds["train"] = run_epochs(path, model, s, progress, position, spool,
                                                          type_ids, saver)
+        seconds["compile"] = watch.seconds
     check_converging(model)
     model.seconds = seconds
     model.skipped = skipped

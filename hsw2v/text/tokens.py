@@ -11,7 +11,15 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..jit.helpers import FNV_OFFSET, FNV_PRIME, JIT, fnv1a, is_space, prefetch_item
+from ..jit.helpers import (
+    FNV_OFFSET,
+    FNV_PRIME,
+    JIT,
+    copy_items,
+    fnv1a,
+    is_space,
+    prefetch_item,
+)
 
 
 @njit(**JIT)
@@ -114,7 +122,7 @@ def count_block(buf, table, arena, offsets, counts, first, key_base, n_types, ar
             if w < 0:
                 w = n_types
                 table[slot] = w
-                arena[arena_used:arena_used + j - i] = buf[i:j]
+                copy_items(arena, arena_used, buf, i, j)
                 arena_used += j - i
                 offsets[n_types + 1] = arena_used
                 counts[n_types] = 1
@@ -223,7 +231,7 @@ def merge_types(src, n_src, src_part, lo_part, hi_part, dst, table, n_types, are
                 if w < 0:
                     w = n_types
                     table[slot] = w
-                    arena[arena_used:arena_used + hi - lo] = src.arena[lo:hi]
+                    copy_items(arena, arena_used, src.arena, lo, hi)
                     arena_used += hi - lo
                     offsets[n_types + 1] = arena_used
                     counts[w] = 0
@@ -284,7 +292,7 @@ def gather_words(arena, offsets, order, out, out_offsets):
     out_offsets[0] = 0
     for j in range(len(order)):
         lo, hi = offsets[order[j]], offsets[order[j] + 1]
-        out[k:k + hi - lo] = arena[lo:hi]
+        copy_items(out, k, arena, lo, hi)
         k += hi - lo
         out_offsets[j + 1] = k
 

@@ -22,14 +22,17 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import literally, njit
 
-from ..jit.helpers import KERNEL, for_dim, prefetch_row, with_globals
+from ..hs.codes import any_code_step
+from ..hs.flat import FlatCodes
+from ..hs.softmax import hs_step
+from ..jit.helpers import KERNEL, for_dim, prefetch_row, specialised, with_globals
 from .kinds import ModelKind, kind_of_config
 from .state import State, Weights
 from .steps import centre_step  # (a stand-in in the templates: see block_kernel_of)
 from .walk import kind_context_words, make_walk
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, inline="always")
 def sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base):
     """Add this thread's changes to its private copies of the hot inner nodes to the
     shared vectors, then refresh the copies from them.
@@ -140,26 +143,36 @@ def _train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pa
     return loss, n_examples
 
 
-_KERNELS: dict[str, Any] = {}
+_KERNELS: dict[tuple[str, bool], Any] = {}
 
 
-def block_kernel_of(kind: ModelKind) -> Any:
-    """The block kernel (a numba dispatcher, see :func:`_train_block`) of ``kind``:
-    its centre step and context words inlined into one walk, with nothing of the
-    other kinds. Made once a kind; numba caches each of its compilations."""
-    if kind.module not in _KERNELS:
-        steps = kind.steps()
-        example = njit(**KERNEL, inline="always")(with_globals(_train_example,
-                                                              centre_step=steps.centre))
-        walk = make_walk(example, _before_training, kind_context_words(steps))
-        _KERNELS[kind.module] = njit(**KERNEL)(with_globals(_train_block, _walk=walk))
-    return _KERNELS[kind.module]
+def centre_of(kind: ModelKind, codes: bool = False) -> Any:
+    """``kind``'s centre step (an ``inline="always"`` numba function) with the SGD
+    step for paths with several codes a word or one (:func:`hsw2v.hs.codes.step_of`)
+    in place of :func:`hsw2v.hs.codes.target_step`."""
+    return specialised(kind.steps().centre, target_step=any_code_step if codes else hs_step)
+
+
+def block_kernel_of(kind: ModelKind, codes: bool = False) -> Any:
+    """The block kernel (a numba dispatcher, see :func:`_train_block`) of ``kind``
+    for paths with several codes a word (:class:`~hsw2v.hs.flat.FlatCodes`) or one
+    (:class:`~hsw2v.hs.flat.FlatPaths`): its centre step, with the SGD step those
+    paths need (:func:`hsw2v.hs.codes.step_of`), and its context words, inlined into
+    one walk, with nothing of the other kinds. Made once; numba caches each of its
+    compilations (the argument types tell the variants apart)."""
+    key = (kind.module, codes)
+    if key not in _KERNELS:
+        example = njit(**KERNEL, inline="always")(with_globals(
+            _train_example, centre_step=centre_of(kind, codes)))
+        walk = make_walk(example, _before_training, kind_context_words(kind.steps()))
+        _KERNELS[key] = njit(**KERNEL)(with_globals(_train_block, _walk=walk))
+    return _KERNELS[key]
 
 
 def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, paths, config,
                 state, dim):
     """:func:`_train_block` for the kind of ``config``, called from Python (tests)."""
-    kernel = block_kernel_of(kind_of_config(type(config)))
+    kernel = block_kernel_of(kind_of_config(type(config)), isinstance(paths, FlatCodes))
     return kernel(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, paths, config,
                   state, dim)
 
@@ -171,5 +184,5 @@ def block_kernel(kind: ModelKind, config: Any, keep: np.ndarray, weights: Weight
     of the same types (see :func:`hsw2v.jit.helpers.for_dim`)."""
     if not isinstance(config, kind.steps().Config):
         raise TypeError(f"a {kind.name} kernel takes its own Config")
-    return for_dim(block_kernel_of(kind), np.empty(0, np.int32), np.empty(0, np.int64), 0, 0.0,
-                   0.0, keep, weights, paths, config, state, dim)
+    return for_dim(block_kernel_of(kind, isinstance(paths, FlatCodes)), np.empty(0, np.int32),
+                   np.empty(0, np.int64), 0, 0.0, 0.0, keep, weights, paths, config, state, dim)

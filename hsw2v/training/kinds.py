@@ -19,9 +19,14 @@ vectors and the inner-node vectors. Its module holds:
   window (see :func:`hsw2v.training.walk.context_words`).
 
 Adding a kind without losing inlining: write that module in this subpackage, with
-``centre`` and ``context`` as ``njit(**KERNEL, inline="always")`` (for a big step,
-call a non-inlined helper from them, as skip-gram does), and add a
-:class:`ModelKind` to :data:`model_kinds`. Each kind gets a block kernel of its
+``centre``, ``context`` and every numba function they call as
+``njit(**KERNEL, inline="always")``, and add a :class:`ModelKind` to
+:data:`model_kinds`. (A floating-point step called, not inlined, exists twice: compiled
+on its own and linked into the kernel; a process that compiled it calls the first, a
+process that loaded the kernel from numba's cache the second, and fastmath lets
+them round differently: the same seed would give other bits after a fresh compile.
+Call the SGD step as :func:`hsw2v.hs.codes.target_step`: each kernel gets the one
+its paths need.) Each kind gets a block kernel of its
 own (:func:`hsw2v.training.block.block_kernel_of`): a copy of the kernel's
 template with the kind's ``centre`` and ``context_words`` in its globals, so numba
 inlines them before typing; the kernel holds that kind's steps and nothing of the

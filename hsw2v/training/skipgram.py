@@ -1,8 +1,9 @@
 """Skip-gram: each context word's vector predicts the centre word, the context words
 taking turns as in word2vec.c.
 
-The big steps are called, not inlined into the block kernel: inlined, they made
-the kernel slower when CBOW and skip-gram shared one.
+Every step is inlined into the block kernel (see :mod:`hsw2v.training.kinds` for why
+none may be called); each kind has a kernel of its own, so skip-gram's big steps
+cost CBOW nothing.
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def distinct_run(ctx, start, n):
     return n
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, inline="always")
 def skipgram_in_turn(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, rows,
                      pairs, path, dim):
     """:func:`skipgram_distinct` for a target with several codes: the context words
@@ -52,7 +53,7 @@ def skipgram_in_turn(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, 
     return loss
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, inline="always")
 def skipgram_distinct(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, rows,
                     pairs, path, dim):
     """Skip-gram steps for ``target`` and its context words ``ctx[:n_ctx]``, each of

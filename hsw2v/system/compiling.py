@@ -1,0 +1,106 @@
+"""Seeing numba compile: a first run, or a run at a new vector size, spends seconds
+compiling kernels. :class:`CompileWatch` counts that time apart from the run's
+own, and says on stderr what is compiling the first time a compile lasts
+:data:`NOTICE_AFTER` seconds (one line a run; the run's summary gives the total)."""
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+NOTICE_AFTER = 0.5
+"""Seconds a compile lasts before the watch says so (loading from numba's cache is faster)."""
+
+
+_what = ["the kernels"]
+
+
+@contextmanager
+def about(what: str) -> Iterator[None]:
+    """Name what compiles inside this block, for a watch's notice."""
+    _what.append(what)
+    try:
+        yield
+    finally:
+        _what.pop()
+
+
+class CompileWatch:
+    """Counts the seconds numba spends compiling while it is active (``with``), and,
+    if ``notify``, says what is compiling the first time a compile lasts."""
+
+    def __init__(self, notify: bool):
+        self.notify = notify
+        self.seconds = 0.0
+        self._depth = 0
+        self._start = 0.0
+        self._timer: threading.Timer | None = None
+        self.said = False  # whether the notice was given
+        self._lock = threading.Lock()
+        self._listener = None
+        self._compiles = 0
+
+    def __enter__(self) -> CompileWatch:  # noqa: PYI034 (typing.Self is Python 3.11+)
+        from numba.core import event
+
+        watch = self
+
+        class Listener(event.Listener):
+            def on_start(self, ev):
+                watch._started()
+
+            def on_end(self, ev):
+                watch._ended()
+
+        self._listener = Listener()
+        event.register("numba:compile", self._listener)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from numba.core import event
+
+        event.unregister("numba:compile", self._listener)
+        with self._lock:
+            self._cancel()
+
+    def _started(self) -> None:
+        self._depth += 1
+        if self._depth == 1:
+            self._start = time.perf_counter()
+            with self._lock:
+                self._compiles += 1
+                if self.notify and not self.said:
+                    self._timer = threading.Timer(NOTICE_AFTER, self._announce,
+                                                  (self._compiles, _what[-1]))
+                    self._timer.daemon = True
+                    self._timer.start()
+
+    def _ended(self) -> None:
+        self._depth -= 1
+        if self._depth == 0:
+            seconds = time.perf_counter() - self._start
+            self.seconds += seconds
+            with self._lock:
+                self._cancel()
+                self._compiles += 1  # a notice still on its way is stale now
+
+    def _announce(self, compiles: int, what: str) -> None:
+        with self._lock:
+            if compiles == self._compiles:
+                self.said = True
+                _write(f"compiling {what} (cached on disk: only a first run, and the first "
+                       "at each new vector size, waits for this)")
+
+    def _cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+
+def _write(text: str) -> None:
+    """A line on stderr, above any progress bar."""
+    from tqdm import tqdm
+
+    tqdm.write(f"hsw2v: {text}", file=sys.stderr)

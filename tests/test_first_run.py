@@ -1,0 +1,112 @@
+"""The first run: with a seed and one thread, a run that compiles its kernels afresh
+gives the bits of one that loads them from numba's cache; the compile is said and
+counted apart; where numba can cache nowhere, one warning and a working run."""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hsw2v.training.kinds import model_kinds
+
+from .conftest import REPO, run_hsw2v
+
+RUN = ("--dim", "30", "--epochs", "2", "--threads", "1", "--seed", "9", "--min-count", "3")
+CASES = [(name, ()) for name in sorted(model_kinds)] + [
+    ("skipgram", ("--tree", "semantic", "--split", "adaptive", "--epsilon", "0.3")),
+    ("cbow", ("--node-bias",)),
+]
+
+
+@pytest.fixture(scope="module")
+def slice_path(tmp_path_factory) -> Path:
+    """The first 60k words of the bundled corpus, as lines of 1,000 words."""
+    with gzip.open(REPO / "data" / "enwiki-1m.txt.gz", "rt") as f:
+        words = f.read(400_000).split()[:60_000]
+    path = tmp_path_factory.mktemp("slice") / "slice.txt"
+    path.write_text("\n".join(" ".join(words[i:i + 1000]) for i in range(0, len(words), 1000)))
+    return path
+
+
+def _train(tmp_path: Path, cache: Path, name: str, corpus: Path, arch: str, extra, quiet=True):
+    out = tmp_path / name
+    result = run_hsw2v(tmp_path, "train", str(corpus), "--arch", arch, *RUN, *extra,
+                       *(("--quiet",) if quiet else ()), "-o", f"{out}.txt",
+                       "--save-model", f"{out}.npz", env={"NUMBA_CACHE_DIR": str(cache)})
+    assert result.returncode == 0, result.stderr
+    with np.load(tmp_path / f"{name}.npz", allow_pickle=False) as arrays:
+        model = {k: arrays[k] for k in arrays.files if k != "meta"}
+        meta = json.loads(arrays["meta"].tobytes())
+    meta["settings"] = {k: v for k, v in meta["settings"].items()  # (how long it took)
+                        if not k.endswith("_seconds")}
+    model["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    return result, (tmp_path / f"{name}.txt").read_bytes(), model
+
+
+@pytest.mark.parametrize(("arch", "extra"), CASES, ids=[" ".join((a, *e)) for a, e in CASES])
+def test_same_bits_whether_the_kernels_compile_or_load(tmp_path, slice_path, arch, extra):
+    """Two numba caches: the first run in each compiles every kernel afresh, and a
+    second run in the first loads them. All give the same vectors and model, bit for
+    bit."""
+    runs = {}
+    for cache, turn in (("one", "cold"), ("one", "warm"), ("two", "cold")):
+        runs[cache, turn] = _train(tmp_path, tmp_path / f"cache-{cache}", f"{cache}-{turn}",
+                                   slice_path, arch, extra)
+    first = runs["one", "cold"]
+    for key, (_, vectors, model) in runs.items():
+        assert vectors == first[1], f"{key}: other vectors than a cold run's"
+        assert model.keys() == first[2].keys()
+        for name, array in model.items():  # every array of the model file, bit for bit
+            assert array.tobytes() == first[2][name].tobytes(), f"{key}: {name} differs"
+
+
+def test_a_first_run_says_it_compiles_and_counts_it_apart(tmp_path, slice_path):
+    """A cold run tells what it compiles (one line) and gives the compile's seconds
+    beside the training's; a warm run says neither."""
+    cache = tmp_path / "cache"
+    cold, _, _ = _train(tmp_path, cache, "cold", slice_path, "cbow", (), quiet=False)
+    warm, _, _ = _train(tmp_path, cache, "warm", slice_path, "cbow", (), quiet=False)
+    notices = [line for line in cold.stderr.splitlines() if line.startswith("hsw2v: compiling")]
+    assert len(notices) == 1, cold.stderr
+    assert "s compiling)" in cold.stderr
+    assert "compiling" not in warm.stderr, warm.stderr
+    quiet, _, _ = _train(tmp_path, tmp_path / "cache-quiet", "quiet", slice_path, "cbow", ())
+    assert quiet.stderr == ""
+
+
+def test_without_a_writable_cache_one_warning_and_a_working_run(tmp_path):
+    """A copy of the package whose ``__pycache__`` cannot be made (a file holds each
+    name) and a HOME that cannot be made either: numba has nowhere to cache. The
+    command warns once, caches in a private directory under $TMPDIR, and works;
+    the next run uses that directory."""
+    shutil.copytree(REPO / "hsw2v", tmp_path / "pkg" / "hsw2v",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for directory in (tmp_path / "pkg" / "hsw2v").rglob("*"):
+        if directory.is_dir():
+            (directory / "__pycache__").touch()
+    (tmp_path / "pkg" / "hsw2v" / "__pycache__").touch()
+    (tmp_path / "home-is-a-file").touch()
+    (tmp_path / "tmp").mkdir()
+    (tmp_path / "c.txt").write_text("a b c\nb c a\n")
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path / "home-is-a-file" / "home"),
+           "TMPDIR": str(tmp_path / "tmp"), "PYTHONPATH": str(tmp_path / "pkg")}
+    for _ in range(2):
+        result = subprocess.run([sys.executable, "-m", "hsw2v", "vocab", "c.txt", "--min-count", "1"],
+                                cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+                                check=False)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.split() == ["a", "2", "b", "2", "c", "2"]
+        lines = result.stderr.splitlines()
+        warnings = [line for line in lines if line.startswith("hsw2v: warning:")]
+        assert len(warnings) == 1 and "numba cannot cache" in warnings[0], result.stderr
+        assert "Traceback" not in result.stderr
+    cache = tmp_path / "tmp" / f"hsw2v-numba-{os.getuid()}"
+    assert cache.is_dir() and any(cache.rglob("*.nbi"))
+    assert oct(cache.stat().st_mode & 0o777) == oct(0o700)
