@@ -145,9 +145,7 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
     Without CORPUS,
     list the vocabulary of the model that `hsw2v train` wrote here (model.npz).
     """
-    from .counting.corpus import count_words
     from .system.files import check_writable
-    from .text.reader import corpus_files, describe
 
     if corpus and model_path:
         raise HSW2VError("give a CORPUS to count or --model, not both")
@@ -164,6 +162,9 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
         kept = load_model(model_path).vocab.pruned(min_count or 1, max_vocab)
         summary = f"{len(kept)} words of {model_path}, covering {kept.total} tokens"
     else:
+        from .counting.corpus import count_words  # (numba loads only to count)
+        from .text.reader import corpus_files, describe
+
         min_count = min_count or TrainSettings.min_count
         files = corpus_files(corpus)
         threads = TrainSettings(threads=threads).resolved().threads

@@ -110,3 +110,29 @@ def test_without_a_writable_cache_one_warning_and_a_working_run(tmp_path):
     cache = tmp_path / "tmp" / f"hsw2v-numba-{os.getuid()}"
     assert cache.is_dir() and any(cache.rglob("*.nbi"))
     assert oct(cache.stat().st_mode & 0o777) == oct(0o700)
+
+
+@pytest.mark.parametrize("command", [["--help"], ["vocab"], ["similar", "three"], ["train", "--help"]])
+def test_commands_that_compute_nothing_load_no_numba(tmp_path, command):
+    """``--help``, and ``vocab`` and ``similar`` on files already written, answer
+    without importing numba (its import alone takes a fifth of a second)."""
+    model = tmp_path / "model.npz"
+    vectors = tmp_path / "vectors.txt"
+    words = [f"w{i}" for i in range(40)]
+    import hsw2v
+
+    m = hsw2v.train(sentences=[" ".join(words[i:] + words[:i]) for i in range(40)], dim=8,
+                    epochs=1, min_count=1, threads=1, progress=False)
+    m.save(str(model))
+    m.save_vectors(str(vectors))
+    command = [w if w != "three" else "w3" for w in command]
+    probe = ("import atexit, sys\n"
+             "atexit.register(lambda: sys.stderr.write(f'numba loaded: {\"numba\" in sys.modules}'))\n"
+             "from hsw2v.cli import main\n"
+             f"sys.argv = ['hsw2v', *{command!r}]\n"
+             "main()\n")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=600, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout
+    assert result.stderr.endswith("numba loaded: False"), result.stderr

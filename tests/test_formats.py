@@ -155,7 +155,7 @@ def test_cache_sidecar_is_used_only_while_fresh(tmp_path, matrix):
 
 def test_text_values_print_like_printf_and_round_trip():
     """The formatting kernel writes what '%.9g' writes, and every float32 reads back."""
-    from hsw2v.model.word2vec_format import format_g9
+    from hsw2v.model.text_rows import format_g9
 
     rng = np.random.default_rng(7)
     special = [0.0, -0.0, 1.0, -1.0, 1e-4, 9.99999e-5, 1e8, 1e9, 123456789, 1234567890, 0.1,
@@ -340,14 +340,16 @@ def test_warm_up_compiles_the_writers_kernel(monkeypatch):
     writing float32 vectors of that width uses, so no compilation is left for later."""
     import numba
 
-    real = w2v.format_text_rows
+    from hsw2v.model import text_rows
+
+    real = text_rows.format_text_rows
     seen = []
 
     def spy(*args):
         seen.append(tuple(numba.typeof(a) for a in args))
         return real(*args)
 
-    monkeypatch.setattr(w2v, "format_text_rows", spy)
+    monkeypatch.setattr(text_rows, "format_text_rows", spy)
     w2v.warm_up_writer(5)
     warm = set(seen)
     seen.clear()

@@ -8,7 +8,7 @@ kernel loads.
 May import: numpy, numba and llvmlite only; nothing from the package (pynndescent's
 ``utils.py``)."""
 from .cache import ensure_cache_dir
-from .inlining import copy_blocks_at_once
+from .inlining import at_first_compile
 
 ensure_cache_dir()
-copy_blocks_at_once()
+at_first_compile()

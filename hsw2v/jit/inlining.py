@@ -6,8 +6,10 @@ run's compile (skip-gram: 10.7 of 14.6 s). Copying the blocks in one ``deepcopy`
 shares one copy of the scope, as the original blocks share one scope; the compiled
 code is the same (numba issue 8989, "Spurious deep copies in inlining").
 
-Applied only where numba's source has the exact lines replaced; any other numba
-compiles as it would (more slowly)."""
+Applied at the first compile of a process (:func:`at_first_compile`: a command that
+loads every kernel from numba's cache never reads numba's source), and only where
+numba's source has the exact lines replaced; any other numba compiles as it would
+(more slowly)."""
 from __future__ import annotations
 
 import inspect
@@ -46,3 +48,21 @@ def copy_blocks_at_once() -> bool:
     patched._hsw2v_copies_at_once = True
     module.InlineWorker.inline_ir = patched
     return True
+
+
+def at_first_compile() -> None:
+    """Apply :func:`copy_blocks_at_once` when numba first starts compiling."""
+    from numba.core import event
+
+    class FirstCompile(event.Listener):  # (stays registered: leaving during a broadcast
+        done = False                       # would skip the next listener)
+
+        def on_start(self, ev):
+            if not self.done:
+                self.done = True
+                copy_blocks_at_once()
+
+        def on_end(self, ev):
+            pass
+
+    event.register("numba:compile", FirstCompile())

@@ -37,18 +37,10 @@ import numpy as np
 
 from ..counting.vocab import Vocab, pack_words
 from ..errors import HSW2VError
-from ..hs.codes import (
-    best_first_batch,
-    best_first_codes,
-    search_buffers,
-    word_log_prob,
-)
-from ..hs.softmax import all_log_probs, best_first
 from ..settings import TrainSettings
 from ..system.files import atomic_write
 from ..system.memory import release_free_memory
 from ..training.kinds import model_kind
-from ..training.steps import context_of_words
 from ..trees.tree import Tree
 from .vectors import Vectors, unknown_word_message
 from .word2vec_format import read_word2vec, write_vectors, write_vectors_to
@@ -164,6 +156,10 @@ class Model:
         rows = np.array(known, dtype=np.int32)
         H = np.empty((max(len(rows), 1), self.dim), dtype=np.float32)
         config = model_kind(self.arch).config_of(self.settings)
+        from ..training.steps import (
+            context_of_words,  # (numba loads where it is needed)
+        )
+
         return np.ascontiguousarray(H[:context_of_words(config, self.vectors, self.extra_matrices,
                                                         rows, H)])
 
@@ -188,6 +184,9 @@ class Model:
         if topn <= 0:
             raise HSW2VError(f"topn must be positive, got {topn}")
         H = self.context_matrix(context)
+        from ..hs.codes import best_first_codes, search_buffers
+        from ..hs.softmax import best_first
+
         topn = min(topn, len(self.vocab))
         words = np.empty(topn, dtype=np.int64)
         logp = np.empty(topn, dtype=np.float64)
@@ -206,6 +205,8 @@ class Model:
     def predict_many(self, contexts: Sequence[Sequence[str]], topn: int = 10
                      ) -> list[list[tuple[str, float]]]:
         """:meth:`predict` for many contexts at once, searched in parallel in numba."""
+        from ..hs.codes import best_first_batch
+
         if topn <= 0:
             raise HSW2VError(f"topn must be positive, got {topn}")
         mats = [self.context_matrix(c) for c in contexts]
@@ -242,12 +243,16 @@ class Model:
         """
         if word not in self.vocab.index:
             raise HSW2VError(unknown_word_message(word, self.vocab.words))
+        from ..hs.codes import word_log_prob
+
         return float(word_log_prob(self.context_matrix(context), self.vocab.index[word],
                                    self.node_vectors, self.tree.flat))
 
     def all_log_probs(self, context: Sequence[str] | str) -> np.ndarray:
         """log P(w | context) for every word, by visiting every inner node (brute
         force); a word with several codes sums their probabilities per context row."""
+        from ..hs.softmax import all_log_probs
+
         H, tree = self.context_matrix(context), self.tree
         out = np.empty(tree.n_leaves, dtype=np.float64)
         if tree.n_leaves == tree.n_words:
