@@ -189,8 +189,9 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
               f"[{DEFAULT_VECTORS}, or {DEFAULT_BINARY_VECTORS} with --binary, when neither "
               "-o nor --save-model is given].")
 @click.option("--binary", is_flag=True, help="Write word2vec binary instead of text.")
-@click.option("--cache", is_flag=True, help="Also write VECTORS.cache, which `similar` and "
-              "`evaluate` load in milliseconds (the first `similar` writes it otherwise).")
+@click.option("--cache/--no-cache", default=True, show_default=True,
+              help="Also keep a copy of the vectors that `similar` loads in milliseconds, in "
+              "the user's cache directory (see HSW2V_CACHE_SIZE in the docs' Files guide).")
 @click.option("--save-model", help="Write the full model here (.npz; loads without pickle) "
               f"[{DEFAULT_MODEL} when neither -o nor --save-model is given].")
 @_settings("arch", "cbow_mean", "dim", "window", "min_count", "max_vocab", "sample", "alpha",
@@ -233,7 +234,7 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
     from .api import train_with
     from .counting.vocab import Vocab
     from .model.model import load_model
-    from .model.word2vec_format import write_cache
+    from .model.vectors_cache import write_cache
     from .system.files import check_writable, replace_together
     from .text.reader import corpus_files
     from .trees.registry import tree_builders

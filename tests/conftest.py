@@ -12,6 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+@pytest.fixture(autouse=True, scope="session")
+def _own_vectors_cache(tmp_path_factory):
+    """The tests' vectors cache (hsw2v.model.vectors_cache), in and out of process:
+    never the user's."""
+    os.environ["HSW2V_CACHE_DIR"] = str(tmp_path_factory.mktemp("vectors-cache"))
+
+
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 REPO = Path(__file__).resolve().parents[1]
 

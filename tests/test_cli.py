@@ -334,17 +334,23 @@ def test_train_and_vocab_take_several_corpora(tmp_path, small_corpus):
     assert_one_line_error(run("vocab", str(d / "*.csv")), "no file matches")
 
 
-def test_cache_sidecar_only_when_asked_or_by_similar(tmp_path, small_corpus):
+def test_the_vectors_cache_is_in_the_cache_directory_never_beside_the_file(tmp_path,
+                                                                             small_corpus):
+    """train keeps a copy of its vectors in the user's cache directory (not with
+    --no-cache), similar makes one where there is none; nothing is written beside
+    the user's files."""
+    from hsw2v.model.vectors_cache import entry_of
+
     out = tmp_path / "v.txt"
     args = ["train", small_corpus, "-o", str(out), "--min-count", "1", "--dim", "4", "--epochs", "1",
             "--quiet"]
-    assert run(*args).exit_code == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["small.txt", "v.txt"]
+    assert run(*args, "--no-cache").exit_code == 0
+    assert not entry_of(str(out)).exists()
     assert run("similar", "g0w0", "--vectors", str(out)).exit_code == 0
-    cache = tmp_path / "v.txt.cache"
-    assert cache.exists()
-    cache.unlink()
-    assert run(*args, "--cache").exit_code == 0 and cache.exists()
+    assert entry_of(str(out)).exists()
+    entry_of(str(out)).unlink()
+    assert run(*args).exit_code == 0 and entry_of(str(out)).exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small.txt", "v.txt"]
 
 
 def test_corpus_urls(tmp_path, small_corpus, http_server):

@@ -12,6 +12,7 @@ import pytest
 from hsw2v.errors import HSW2VError
 from hsw2v.model import word2vec_format as w2v
 from hsw2v.model.model import load_model, read_vectors
+from hsw2v.model.vectors_cache import entry_of
 from hsw2v.model.word2vec_format import read_word2vec, write_vectors, write_vectors_to
 from hsw2v.runs.trainer import train_locally as train
 from hsw2v.system.files import atomic_write
@@ -32,7 +33,7 @@ def matrix():
 def test_vectors_round_trip_exactly(tmp_path, matrix, binary):
     path = str(tmp_path / "v.bin")
     write_vectors(path, WORDS, matrix, binary=binary)
-    assert not os.path.exists(path + ".cache")  # only when asked
+    assert not entry_of(path).exists()  # only when asked
     v = read_vectors(path)
     assert v.words == WORDS
     assert np.array_equal(v.matrix, matrix)
@@ -140,8 +141,8 @@ def test_corrupt_and_foreign_models(tmp_path, small_corpus):
 def test_cache_sidecar_is_used_only_while_fresh(tmp_path, matrix):
     path = tmp_path / "v.txt"
     write_vectors(str(path), WORDS, matrix, cache=True)
-    cache = tmp_path / "v.txt.cache"
-    assert cache.exists()
+    cache = entry_of(str(path))
+    assert cache.exists() and not (tmp_path / "v.txt.cache").exists()
     assert np.array_equal(read_vectors(str(path)).matrix, matrix)
     # replace the text file by hand: the stale cache must be ignored
     other = matrix + 1
@@ -204,7 +205,7 @@ def test_model_settings_are_typed_and_checked(tmp_path, small_corpus):
 # ---------------------------------------------------------------------------
 # word2vec_format in depth: every check below compares with an independent
 # reference (struct/bytes parsing written here, Python's '%.9g', gensim, or the
-# cache layout documented in CACHE_SUFFIX), never with hsw2v's own helpers.
+# cache layout documented in hsw2v.model.vectors_cache), never with hsw2v's own helpers.
 
 CW = ["the", "naïve", "a\xa0b", "日本"]  # U+00A0 is whitespace to str.split(), not to the format
 CM = np.array([[0.25, -1.5, 2.0], [3.0, -0.125, 1e-3], [7.0, 8.5, -9.0], [1e20, -2e-7, 4.0]],
@@ -266,10 +267,11 @@ def keep_stat(path, data: bytes):
 
 
 def cache_bytes(path, word_list, matrix, *, drop=(), blob=None, tail=b"", **fields):
-    """A sidecar built by hand from the layout documented in CACHE_SUFFIX."""
+    """A cache entry built by hand from the layout documented in hsw2v.model.vectors_cache."""
     st = os.stat(path)
     blob = "\n".join(word_list).encode("utf-8") if blob is None else blob
-    header = {"format": "hsw2v-vectors-cache", "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+    header = {"format": "hsw2v-vectors-cache", "path": os.path.realpath(path),
+              "size": st.st_size, "mtime_ns": st.st_mtime_ns,
               "words": len(word_list), "dim": int(np.shape(matrix)[1]), "word_bytes": len(blob)}
     header.update(fields)
     for k in drop:
@@ -551,15 +553,16 @@ def test_unreadable_paths_are_refused(tmp_path):
         f"{inside}: cannot read: {os.strerror(errno.ENOTDIR)}"
 
 
-# --- the .cache sidecar -----------------------------------------------------
+# --- the vectors cache (in the user's cache directory) -------------------------
 
 def test_write_cache_follows_the_documented_layout(tmp_path):
     path = tmp_path / "v.txt"
     write_vectors(str(path), CW, CM, cache=True)
-    data = (tmp_path / "v.txt.cache").read_bytes()
+    data = entry_of(str(path)).read_bytes()
     line, rest = data.split(b"\n", 1)
     st = os.stat(path)
-    assert json.loads(line) == {"format": "hsw2v-vectors-cache", "size": st.st_size,
+    assert json.loads(line) == {"format": "hsw2v-vectors-cache", "path": str(path.resolve()),
+                                "size": st.st_size,
                                 "mtime_ns": st.st_mtime_ns, "words": 4, "dim": 3,
                                 "word_bytes": len("\n".join(CW).encode("utf-8"))}
     blob = "\n".join(CW).encode("utf-8")
@@ -595,13 +598,13 @@ def test_cache_is_read_while_size_and_mtime_match(tmp_path, binary):
     assert same(read_word2vec(str(path)), CW, edited)
 
 
-def test_make_cache_leaves_a_sidecar_only_when_asked(tmp_path):
+def test_make_cache_keeps_a_copy_only_when_asked(tmp_path):
     path = tmp_path / "v.txt"
     write_vectors(str(path), CW, CM)
     assert same(read_word2vec(str(path)), CW, CM)
-    assert not (tmp_path / "v.txt.cache").exists()
+    assert not entry_of(str(path)).exists()
     assert same(read_word2vec(str(path), make_cache=True), CW, CM)
-    assert (tmp_path / "v.txt.cache").exists()
+    assert entry_of(str(path)).exists() and os.listdir(tmp_path) == ["v.txt"]
     keep_stat(path, path.read_bytes().replace(b" 0.25 ", b" 0.75 "))
     assert same(read_word2vec(str(path)), CW, CM)  # the sidecar it left is used
 
@@ -643,7 +646,8 @@ def test_a_cache_that_does_not_match_is_ignored(tmp_path, case):
     edited = CM + 1
     path = tmp_path / "v.txt"
     write_vectors(str(path), CW, edited)
-    cache = tmp_path / "v.txt.cache"
+    cache = entry_of(str(path))
+    cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_bytes(cache_bytes(path, CW, CM))
     assert same(read_word2vec(str(path)), CW, CM)   # the hand-made sidecar is valid as such
     spec = _bad_caches()[case]
@@ -655,6 +659,31 @@ def test_a_cache_that_does_not_match_is_ignored(tmp_path, case):
         matrix = np.reshape(matrix, (1, -1)) if matrix.ndim == 1 else matrix
         cache.write_bytes(cache_bytes(path, CW, matrix, **spec))
     assert same(read_word2vec(str(path)), CW, edited)
+
+
+def test_the_cache_holds_at_most_its_size_dropping_the_least_recently_used(tmp_path,
+                                                                          monkeypatch):
+    """HSW2V_CACHE_SIZE bounds the cache directory: each write removes the entries
+    used longest ago until the rest fit; reading an entry counts as using it; 0
+    turns the cache off; a corrupt entry is replaced by a good one on the next read."""
+    monkeypatch.setenv("HSW2V_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("HSW2V_CACHE_SIZE", "1M")
+    big = np.ones((1000, 100), np.float32)  # 400 kB an entry: two fit in 1M, three do not
+    paths = [tmp_path / f"v{i}.txt" for i in range(4)]
+    for p in paths[:2]:
+        write_vectors(str(p), [f"w{i}" for i in range(1000)], big, cache=True)
+    os.utime(entry_of(str(paths[1])), ns=(1, 1))  # v1 used long ago …
+    assert read_word2vec(str(paths[0])).matrix.shape == (1000, 100)  # … v0 just now
+    write_vectors(str(paths[2]), [f"w{i}" for i in range(1000)], big, cache=True)
+    kept = sorted(p.name for p in (tmp_path / "cache").iterdir())
+    assert kept == sorted(entry_of(str(p)).name for p in (paths[0], paths[2]))
+    assert sum(p.stat().st_size for p in (tmp_path / "cache").iterdir()) <= 1 << 20
+    entry_of(str(paths[0])).write_bytes(b"junk")
+    assert same(read_word2vec(str(paths[0]), make_cache=True), [f"w{i}" for i in range(1000)], big)
+    assert entry_of(str(paths[0])).read_bytes() != b"junk"  # rebuilt
+    monkeypatch.setenv("HSW2V_CACHE_SIZE", "0")
+    write_vectors(str(paths[3]), ["a"], big[:1], cache=True)
+    assert not entry_of(str(paths[3])).exists()
 
 
 def test_binary_whose_first_floats_hold_an_early_newline_byte(tmp_path):

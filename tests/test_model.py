@@ -19,6 +19,7 @@ import hsw2v
 import hsw2v.model.model as model_module
 from hsw2v.counting.vocab import Vocab
 from hsw2v.errors import HSW2VError
+from hsw2v.model.vectors_cache import entry_of
 from hsw2v.model.model import Model, load_model, read_vectors
 from hsw2v.settings import TrainSettings
 from hsw2v.training.kinds import model_kinds
@@ -212,7 +213,7 @@ def test_save_vectors_text_binary_and_cache(tmp_path):
     m.save_vectors(binary, binary=True, cache=True)
     words, matrix = parse_binary((tmp_path / "v.bin").read_bytes())
     assert words == m.words and np.array_equal(matrix, m.vectors)
-    assert os.path.exists(binary + ".cache")
+    assert entry_of(binary).exists() and sorted(os.listdir(tmp_path)) == ["v.bin", "v.txt"]
     again = read_vectors(binary)
     assert again.words == m.words and np.array_equal(again.matrix, m.vectors)
 
@@ -238,7 +239,7 @@ def test_read_vectors_makes_a_cache_only_when_asked(tmp_path):
     assert got.words == m.words and np.array_equal(got.matrix, m.vectors)
     assert os.listdir(tmp_path) == ["hand.txt"]
     read_vectors(str(path), make_cache=True)
-    assert sorted(os.listdir(tmp_path)) == ["hand.txt", "hand.txt.cache"]
+    assert os.listdir(tmp_path) == ["hand.txt"] and entry_of(str(path)).exists()
     m.save(str(tmp_path / "m.npz"))
     got = read_vectors(str(tmp_path / "m.npz"))
     assert got.words == m.words and np.array_equal(got.matrix, m.vectors)

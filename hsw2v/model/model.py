@@ -315,7 +315,8 @@ class Model:
         binary
             word2vec's binary format instead of text.
         cache
-            Also write a ``.cache`` sidecar that loads in milliseconds.
+            Also keep a copy that loads in milliseconds in the user's cache directory
+            (:mod:`hsw2v.model.vectors_cache`).
         """
         release_free_memory()
         write_vectors(path, self.vocab.words, self.vectors, binary, cache)
@@ -522,7 +523,8 @@ def read_vectors(path: str, make_cache: bool = False) -> Vectors:
     path
         A word2vec text or binary file (the format is detected) or a ``.npz`` model.
     make_cache
-        Leave a ``.cache`` sidecar for the next read.
+        Keep a copy for the next read in the user's cache directory
+        (:mod:`hsw2v.model.vectors_cache`).
 
     Returns
     -------

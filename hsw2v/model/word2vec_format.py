@@ -4,7 +4,6 @@ text values are formatted by a nogil kernel as C's ``%.9g``, so float32 round-tr
 """
 from __future__ import annotations
 
-import json
 import os
 import stat
 import warnings
@@ -18,6 +17,7 @@ from ..errors import HSW2VError
 from ..settings import available_cores
 from ..system.files import atomic_write
 from .vectors import Vectors
+from .vectors_cache import read_cache, write_cache
 
 
 def write_vectors(path: str, words: Sequence[str], matrix: np.ndarray, binary: bool = False,
@@ -36,8 +36,8 @@ def write_vectors(path: str, words: Sequence[str], matrix: np.ndarray, binary: b
     binary
         word2vec's binary format instead of text.
     cache
-        Also write a sidecar ``path.cache`` that makes reading the file back fast
-        (see :func:`write_cache`).
+        Also keep a copy that makes reading the file back fast, in the user's cache
+        directory (see :mod:`hsw2v.model.vectors_cache`).
     """
     with atomic_write(path, "wb") as f:
         write_vectors_to(f, words, matrix, binary)
@@ -95,53 +95,11 @@ def warm_up_writer(dim: int) -> None:
         pass
 
 
-CACHE_SUFFIX = ".cache"
-"""A vectors file ``F`` written by hsw2v gets a sidecar ``F.cache`` that loads in
-milliseconds; it is used only while ``F``'s size and modification time match.
-
-Its layout: one line of JSON (``{"format": "hsw2v-vectors-cache", "size", "mtime_ns",
-"words", "dim", "word_bytes"}``), then the words' UTF-8 bytes joined by newlines,
-then the float32 matrix, little-endian, row by row."""
-
-
-def write_cache(path: str, words: Sequence[str], matrix: np.ndarray) -> None:
-    """Best effort: a cache that cannot be written is simply not there."""
-    try:
-        st = os.stat(path)
-        blob = "\n".join(words).encode("utf-8")  # words never contain whitespace
-        header = {"format": "hsw2v-vectors-cache", "size": st.st_size, "mtime_ns": st.st_mtime_ns,
-                  "words": len(words), "dim": int(matrix.shape[1]), "word_bytes": len(blob)}
-        with atomic_write(path + CACHE_SUFFIX, "wb") as f:
-            f.write(json.dumps(header).encode() + b"\n" + blob)
-            matrix.astype("<f4", copy=False).tofile(f)
-    except (OSError, HSW2VError):
-        pass
-
-
-def _read_cache(path: str):
-    """Words and matrix from a valid sidecar of ``path``, else None."""
-    try:
-        st = os.stat(path)
-        with open(path + CACHE_SUFFIX, "rb") as f:
-            header = json.loads(f.readline())
-            if (header.get("format") != "hsw2v-vectors-cache"
-                    or [header["size"], header["mtime_ns"]] != [st.st_size, st.st_mtime_ns]):
-                return None
-            n, dim = int(header["words"]), int(header["dim"])
-            words = f.read(int(header["word_bytes"])).decode("utf-8").split("\n")
-            matrix = np.fromfile(f, dtype="<f4", count=n * dim)
-            extra = f.read(1)  # a cache longer than its header says is not trusted
-        if len(words) != n or matrix.size != n * dim or extra:
-            return None
-        return words, matrix.reshape(n, dim).astype(np.float32, copy=False)
-    except (OSError, KeyError, TypeError, ValueError, UnicodeDecodeError, AttributeError):
-        return None
-
-
 def read_word2vec(path: str, make_cache: bool = False) -> Vectors:
     """Read a word2vec text or binary file (the format is detected) into :class:`Vectors`;
-    with ``make_cache``, leave a ``.cache`` sidecar if there was none to use."""
-    cached = _read_cache(path)
+    with ``make_cache``, keep a copy in the user's cache directory if there was none
+    to use (:mod:`hsw2v.model.vectors_cache`)."""
+    cached = read_cache(path)
     if cached is not None:
         return Vectors(*cached)
     try:
@@ -229,20 +187,23 @@ def _parse_text(path: str, body: bytes, n: int, dim: int):
     if len(lines) != n:
         raise HSW2VError(f"{path}: the header says {n} words but there are {len(lines)} rows")
     words = []
-    values = []
+    rows = []
     for lineno, line in lines:
-        parts = line.rstrip().split(" ")
-        if len(parts) != dim + 1:
-            raise HSW2VError(
-                f"{path}:{lineno}: expected a word and {dim} values, got {len(parts) - 1} values"
-            )
-        words.append(parts[0])
-        values.append(parts[1:])
-    try:
-        matrix = np.array(values, dtype=np.float32)
-    except ValueError:
-        raise HSW2VError(f"{path}: a vector value is not a number") from None
-    return words, matrix.reshape(n, dim)
+        word, _, row = line.rstrip().partition(" ")
+        if row.count(" ") != dim - 1 or not row:
+            given = row.count(" ") + 1 if row else 0
+            raise HSW2VError(f"{path}:{lineno}: expected a word and {dim} values, got {given} values")
+        words.append(word)
+        rows.append(row)
+    with warnings.catch_warnings():  # a value that is not a number ends the parse early
+        warnings.simplefilter("ignore", DeprecationWarning)  # (numpy < 2.3), or raises
+        try:
+            values = np.fromstring(" ".join(rows), dtype=np.float64, sep=" ")  # as float() does
+        except ValueError:
+            values = np.empty(0)
+    if values.size != n * dim:
+        raise HSW2VError(f"{path}: a vector value is not a number")
+    return words, values.astype(np.float32).reshape(n, dim)
 
 
 def _parse_binary(path: str, body: bytes, n: int, dim: int):
