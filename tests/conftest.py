@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+
 @pytest.fixture(autouse=True, scope="session")
 def _own_vectors_cache(tmp_path_factory):
     """The tests' vectors cache (hsw2v.model.vectors_cache), in and out of process:

@@ -19,8 +19,8 @@ import hsw2v
 import hsw2v.model.model as model_module
 from hsw2v.counting.vocab import Vocab
 from hsw2v.errors import HSW2VError
-from hsw2v.model.vectors_cache import entry_of
 from hsw2v.model.model import Model, load_model, read_vectors
+from hsw2v.model.vectors_cache import entry_of
 from hsw2v.settings import TrainSettings
 from hsw2v.training.kinds import model_kinds
 from hsw2v.trees.tree import balanced, huffman
