@@ -74,11 +74,13 @@ def speed_rounds(words: list[bytes], a) -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         train = Path(tmp) / "train.txt"
-        write_lines(words[:SPLITS["5m"][0]], train)
+        write_lines(words[:a.speed_words or SPLITS["5m"][0]], train)
         common = {"dim": a.dim, "window": a.window, "epochs": 1, "threads": a.threads,
                   "progress": False}
         runs = {"cbow sample 0": {"arch": "cbow", "sample": 0.0}, "cbow": {"arch": "cbow"},
                 "lbl diagonal": {"arch": "lbl"}}
+        if a.speed_full:
+            runs["lbl full"] = {"arch": "lbl", "position_weights": "full"}
         for kw in runs.values():  # (compiles what is not cached)
             hsw2v.train(str(train), **{**common, "max_vocab": 100}, **kw)
         got: dict[str, list[float]] = {k: [] for k in runs}
@@ -87,7 +89,8 @@ def speed_rounds(words: list[bytes], a) -> None:
                 got[name].append(words_per_s(hsw2v.train(str(train), **common, **kw)))
             print("# " + ", ".join(f"{k} {v[-1] / 1e3:.0f}k" for k, v in got.items()),
                   file=sys.stderr, flush=True)
-    print(f"dim {a.dim}, N = window {a.window}, 1 epoch on 5M words, {a.threads} threads, "
+    print(f"dim {a.dim}, N = window {a.window}, 1 epoch on "
+          f"{(a.speed_words or SPLITS['5m'][0]) / 1e6:g}M words, {a.threads} threads, "
           f"{a.speed_pairs} rounds of runs in turn; medians of per-round ratios\n")
     print("| | words/s (median) | against CBOW, sample 0 | against CBOW, default sample |")
     print("|---|---|---|---|")
@@ -117,6 +120,10 @@ def main() -> None:
                    help="only time R rounds of 1-epoch runs, CBOW (sample 0 and default) "
                         "then LBL (diagonal, Huffman), on the 5m split, and print the "
                         "medians of the per-round ratios")
+    p.add_argument("--speed-words", type=int, default=0, metavar="N",
+                   help="with --speed-pairs, time on the first N words [the 5m split's]")
+    p.add_argument("--speed-full", action="store_true",
+                   help="with --speed-pairs, also time LBL with full position weights")
     p.add_argument("--json", default=None)
     a = p.parse_args()
     opener = gzip.open if a.corpus.endswith(".gz") else open

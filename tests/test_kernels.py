@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+from numba import njit
 
 from hsw2v.counting.vocab import keep_probabilities
 from hsw2v.hs import softmax
@@ -22,14 +23,17 @@ def hs_step(h, word, alpha, syn1, tree, grad_h):
 
 
 def train(ids, ends, syn0, syn1, tree, keep, window, a0, a1, seed, arch="cbow", hot=None,
-          sync_every=1 << 30, cbow_mean=True):
-    """train_block on one block; ``hot`` = (hot nodes, their slots) or None for none."""
+          sync_every=1 << 30, cbow_mean=True, extra=None):
+    """train_block on one block; ``hot`` = (hot nodes, their slots) or None for none;
+    ``extra``: the kind's matrices (trained in place), else fresh ones."""
     dim = syn0.shape[1]
     if hot is None:
         hot = np.empty(0, np.int32), np.full(len(tree) - 1, -1, np.int32)
-    weights = Weights(syn0, syn1, *hot, kind_extra(arch, len(syn0), dim, window))
+    if extra is None:
+        extra = kind_extra(arch, len(syn0), dim, window)
+    weights = Weights(syn0, syn1, *hot, extra)
     config = kind_config(arch, window, cbow_mean, sync_every)
-    state = new_state(seed, len(ids), window, int(tree.depths.max()), syn1[hot[0]])
+    state = new_state(seed, len(ids), window, int(tree.depths.max()), syn1[hot[0]], weights.extra)
     return train_block(ids, ends, len(ends), a0, a1, keep, weights, tree.training_paths, config,
                        state, dim)
 
@@ -321,13 +325,19 @@ def test_hot_rows_match_in_place_training(arch):
     results = []
     for k, every in ((0, 1 << 30), (8, 100), (8, 7)):
         s0, s1 = syn0.copy(), syn1.copy()
+        extra = kind_extra(arch, V, D, 3)  # (LBL's: the thread's copies, merged like hot rows)
         hot = hot_inner_nodes(tree, np.ones(V, np.int64), k)
-        loss, _n = train(ids, ends, s0, s1, tree, keep, 3, 0.05, 0.01, 3, arch, hot, every)
-        results.append((loss, s0, s1))
-    for loss, s0, s1 in results[1:]:
+        loss, _n = train(ids, ends, s0, s1, tree, keep, 3, 0.05, 0.01, 3, arch, hot, every,
+                         extra=extra)
+        results.append((loss, s0, s1, extra))
+    assert all(not np.array_equal(m, fresh) for m, fresh in
+               zip(results[0][3], kind_extra(arch, V, D, 3)))  # the kind's matrices trained
+    for loss, s0, s1, extra in results[1:]:
         assert loss == pytest.approx(results[0][0], rel=1e-5)
         np.testing.assert_allclose(s0, results[0][1], atol=1e-5)
         np.testing.assert_allclose(s1, results[0][2], atol=1e-5)
+        for m, in_place in zip(extra, results[0][3]):
+            np.testing.assert_allclose(m, in_place, atol=1e-5)
 
 
 def test_prefetch_hints_the_next_examples_rows():
@@ -397,3 +407,27 @@ def test_hot_rows_merge_adds_each_threads_change():
     sgd.sync_hot_rows(syn1, hot, rows, last)
     np.testing.assert_allclose(syn1, expect, rtol=1e-6, atol=1e-6)
     assert np.array_equal(rows, syn1[hot]) and np.array_equal(last, syn1[hot])
+
+
+@njit
+def _merge(shared, private, base):
+    sgd.sync_matrices(shared, private, base)
+
+
+def test_a_kinds_matrices_merge_like_hot_rows():
+    """A thread's copies of the kind's matrices merge as hot rows do: each shared
+    matrix gains the thread's change since the last merge, keeping the others'."""
+    rng = np.random.default_rng(12)
+    shapes = [(5, 4), (1, 4)]
+    base = [rng.normal(size=s).astype(np.float32) for s in shapes]
+    others = [rng.normal(size=s).astype(np.float32) for s in shapes]
+    mine = [rng.normal(size=s).astype(np.float32) for s in shapes]
+    shared = tuple(b + o for b, o in zip(base, others))
+    private = tuple(b + m for b, m in zip(base, mine))
+    last = tuple(b.copy() for b in base)
+    _merge(shared, private, last)
+    for k in range(2):
+        np.testing.assert_allclose(shared[k], base[k].astype(np.float64) + others[k] + mine[k],
+                                   rtol=1e-6, atol=1e-6)
+        assert np.array_equal(private[k], shared[k]) and np.array_equal(last[k], shared[k])
+    _merge((), (), ())  # a kind without matrices: nothing to do

@@ -73,7 +73,8 @@ def one_step(full, seed=0):
                       np.full(V - 1, -1, np.int32), tree.training_paths,
                       np.zeros((2, 2 * N, D), np.float32), np.zeros((2, 2 * N, 2 * N), np.float32),
                       np.zeros((2, 2 * N, longest), np.float32), np.zeros((0, D + 1), np.float32),
-                      np.zeros((0, D + 1), np.float32), 0.0, 0.0, (positions, start))
+                      np.zeros((0, D + 1), np.float32), 0.0, 0.0, (positions, start),
+                      (positions, start), (positions, start))
     alpha = 1e-3
     loss, n = _one_step(t, 5, ctx, 3, np.float32(alpha), D)
     return tree, ctx, before, (syn0, syn1, positions, start), alpha, loss, n

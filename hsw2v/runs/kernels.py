@@ -63,7 +63,8 @@ def kernel_setup(model: Model, s: TrainSettings) -> KernelSetup:
     config = kind.config_of(s)._replace(sync_every=HOT_SYNC_WORDS)
     paths, longest = tree.training_paths, tree.step_scratch
     weights = Weights(model.vectors, model.node_vectors, hot_nodes, hot_slot, model.extra_matrices)
-    state = new_state(0, 0, s.window, longest, model.node_vectors[hot_nodes])
+    state = new_state(0, 0, s.window, longest, model.node_vectors[hot_nodes],
+                      model.extra_matrices)
     with about(f"the {s.arch} training kernel for dim {s.dim}"):
         kernel = block_kernel(kind, config, keep, weights, paths, state, s.dim)
     warm_up_writer(s.dim)

@@ -313,7 +313,8 @@ def run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, pos
                       model.extra_matrices)
     paths, config = k.paths, k.config
     states = [new_state((s.seed * 7919 + 17 * (t + 1)) % 2**64, BLOCK_BYTES // 2 + 2, s.window,
-                        k.longest, model.node_vectors[k.hot_nodes]) for t in range(s.threads)]
+                        k.longest, model.node_vectors[k.hot_nodes], model.extra_matrices)
+              for t in range(s.threads)]
     for state, rng in zip(states, position.rng):
         state.rng[0] = rng
 

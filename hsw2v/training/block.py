@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from numba import literally, njit
+from numba.extending import overload
 
 from ..hs.codes import any_code_step
 from ..hs.flat import FlatCodes
@@ -50,6 +51,29 @@ def sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base):
             hot_base[k, d] = row[d]
 
 
+def sync_matrices(shared, private, base):
+    """:func:`sync_hot_rows` for the kind's 2-D matrices (tuples of them): add the
+    thread's changes to its ``private`` copies to the ``shared`` ones, then refresh
+    the copies. Numba only, where it does nothing for a kind with none."""
+    raise NotImplementedError("numba only")
+
+
+@overload(sync_matrices, jit_options=KERNEL, inline="always")
+def _sync_matrices(shared, private, base):
+    if len(shared) == 0:
+        return lambda shared, private, base: None
+
+    def impl(shared, private, base):
+        for k in range(len(shared)):
+            m, mine, seen = shared[k], private[k], base[k]
+            for i in range(m.shape[0]):
+                for j in range(m.shape[1]):
+                    m[i, j] += mine[i, j] - seen[i, j]
+                    mine[i, j] = m[i, j]
+                    seen[i, j] = m[i, j]
+    return impl
+
+
 @njit(**KERNEL, inline="always")
 def prefetch_next(sen, i, m, window, syn0, syn1, hot_slot, paths):
     """Start loading what the example after ``sen[i]`` needs and the cache may not
@@ -68,10 +92,10 @@ def prefetch_next(sen, i, m, window, syn0, syn1, hot_slot, paths):
 
 class BlockTraining(NamedTuple):
     """The walk's visitor when training, and what a kind's centre step reads: the
-    kind's config, the weights (``extra``: the kind's own matrices, see
-    :attr:`hsw2v.training.kinds.ModelKind.matrices`), the thread's scratch, and the
-    block's learning rate (``alpha0`` at its first word, falling by ``slope`` a
-    word)."""
+    kind's config, the weights (``extra``: the kind's own matrices as this thread
+    trains them, see :attr:`hsw2v.training.kinds.ModelKind.matrices` and
+    :class:`~hsw2v.training.state.State`), the thread's scratch, and the block's
+    learning rate (``alpha0`` at its first word, falling by ``slope`` a word)."""
 
     config: Any
     syn0: np.ndarray
@@ -87,6 +111,8 @@ class BlockTraining(NamedTuple):
     alpha0: float
     slope: float
     extra: tuple
+    shared_extra: tuple  # the kind's matrices that every thread trains …
+    extra_base: tuple  # … and this thread's copies' values at the last merge (if private)
 
 
 @njit(**KERNEL, inline="always")
@@ -96,6 +122,8 @@ def _before_training(v, sen, i, m, dim, since_sync):
     since_sync += 1
     if since_sync == v.config.sync_every:
         sync_hot_rows(v.syn1, v.hot_nodes, v.hot_rows, v.hot_base)
+        if len(v.hot_nodes) > 0:
+            sync_matrices(v.shared_extra, v.extra, v.extra_base)
         since_sync = 0
     prefetch_next(sen, i, m, v.config.window, v.syn0, v.syn1, v.hot_slot, v.paths)
     return since_sync
@@ -129,16 +157,21 @@ def _train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pa
     (centre, context) pair, CBOW one per centre word.
     """
     literally(dim)
-    syn0, syn1, hot_nodes, hot_slot, extra = weights
-    rng, sen, sen_pos, ctx, rows, pairs, path, hot_rows, hot_base = state
+    syn0, syn1, hot_nodes, hot_slot, shared_extra = weights
+    rng, sen, sen_pos, ctx, rows, pairs, path, hot_rows, hot_base, extra, extra_base = state
     n_words = sent_ends[n_sents - 1] if n_sents > 0 else 0
     slope = (alpha1 - alpha0) / max(n_words, 1)
+    private = len(hot_nodes) > 0
     sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
+    if private:
+        sync_matrices(shared_extra, extra, extra_base)
     visitor = BlockTraining(config, syn0, syn1, hot_nodes, hot_slot, paths, rows, pairs, path,
-                            hot_rows, hot_base, alpha0, slope, extra)
+                            hot_rows, hot_base, alpha0, slope, extra, shared_extra, extra_base)
     loss, n_examples, r = _walk(ids, sent_ends, n_sents, keep_prob, config.window, True,
                                 rng[0], sen, sen_pos, ctx, visitor, dim)
     sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
+    if private:
+        sync_matrices(shared_extra, extra, extra_base)
     rng[0] = r
     return loss, n_examples
 

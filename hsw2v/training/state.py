@@ -35,16 +35,23 @@ class State(NamedTuple):
     # most nodes a step visits, all codes of a word, plus its codes)
     hot_rows: np.ndarray  # float32 (K, D): private copies of the hot inner nodes …
     hot_base: np.ndarray  # … and their values at the last merge
+    extra: tuple = ()  # the kind's matrices as this thread trains them: its own copies
+    # when it has hot rows (several threads), else the shared matrices themselves …
+    extra_base: tuple = ()  # … and the copies' values at the last merge
 
 
 def new_state(seed: int, block_words: int, window: int, longest_path: int,
-              hot_rows: np.ndarray) -> State:
+              hot_rows: np.ndarray, extra: tuple = ()) -> State:
     """A thread's state: generator ``seed``, room for ``block_words`` words a block,
-    and its own copy of ``hot_rows``."""
+    its own copy of ``hot_rows`` and, if there are hot rows, of the kind's matrices
+    ``extra`` (``Weights.extra``), merged like them: every thread would otherwise
+    write the same few rows (LBL's position weights) at every word."""
     dim = hot_rows.shape[1]
     width = 2 * window
     return State(
         np.array([seed], dtype=np.uint64), np.empty(block_words, np.int32),
         np.empty(block_words, np.int64), np.empty(width, np.int32),
         np.empty((2, width, dim), np.float32), np.empty((2, width, width), np.float32),
-        np.empty((2, width, longest_path), np.float32), hot_rows.copy(), hot_rows.copy())
+        np.empty((2, width, longest_path), np.float32), hot_rows.copy(), hot_rows.copy(),
+        *((tuple(m.copy() for m in extra), tuple(m.copy() for m in extra)) if len(hot_rows)
+          else (tuple(extra), tuple(extra))))
