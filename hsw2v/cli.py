@@ -48,11 +48,11 @@ class _OneLineErrors(click.Group):
         except click.exceptions.NoArgsIsHelpError as e:
             e.show()
             sys.exit(2)
-        except Terminated:
-            _fail("terminated", 143)
+        except Terminated as e:
+            _fail(e.message, e.code)
         except click.exceptions.Abort as e:  # click's form of KeyboardInterrupt
             if isinstance(e.__cause__, Terminated):
-                _fail("terminated", 143)
+                _fail(e.__cause__.message, e.__cause__.code)
             _fail("interrupted", 130)
         except click.ClickException as e:
             _fail(e.format_message().replace("\n", " "), e.exit_code)
@@ -83,11 +83,39 @@ def _warn(message, *args, **kwargs) -> None:
 
 def _fail(message: str, code: int) -> None:
     click.echo(f"hsw2v: error: {message}", err=True)
-    if code in (130, 143):  # a signal: threads may still block on input, skip finalizing
+    if code in (129, 130, 143):  # a signal: threads may still block on input, skip finalizing
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
     sys.exit(code)
+
+
+def _special_file(path: str) -> bool:
+    """Whether ``path`` is a character device (``/dev/null``) or a FIFO, which an
+    output is written into rather than replaced."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
+def _named_files(corpus: Iterable[str]) -> list[str]:
+    """The CORPUS arguments that name a file themselves (not a directory or a glob)."""
+    return [c for c in corpus if os.path.isfile(c)]
+
+
+def _say_directories(corpus: Iterable[str], files: list[str], quiet: bool) -> None:
+    """Say how many files each directory of CORPUS gave (hidden ones are skipped)."""
+    if quiet:
+        return
+    for arg in corpus:
+        if os.path.isdir(arg):
+            top = os.path.join(arg, "")
+            n = sum(f.startswith(top) for f in files)
+            click.echo(f"hsw2v: {arg}: reading {n} file{'s' * (n != 1)}", err=True)
 
 
 def _emit(data, as_json: bool, lines: Iterable[str]) -> None:
@@ -126,7 +154,7 @@ def _settings(*names: str):
 
 @cli.command()
 @click.argument("corpus", nargs=-1)
-@click.option("-o", "--output", help="Write 'word count' lines here (default: stdout).")
+@click.option("-o", "--output", help="Write 'word count' lines here (default, or -: stdout).")
 @click.option("--model", "model_path",
               help=f"List this model's vocabulary instead of counting a corpus [{DEFAULT_MODEL}].")
 @_setting("min_count", default=None, show_default=False,
@@ -145,7 +173,7 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
     Without CORPUS,
     list the vocabulary of the model that `hsw2v train` wrote here (model.npz).
     """
-    from .system.files import check_writable
+    from .system.files import check_distinct, check_writable
 
     if corpus and model_path:
         raise HSW2VError("give a CORPUS to count or --model, not both")
@@ -153,7 +181,10 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
         raise HSW2VError(f"--min-count must be at least 1, got {min_count}")
     if max_vocab is not None and max_vocab < 1:
         raise HSW2VError(f"--max-vocab must be at least 1, got {max_vocab}")
-    if output:
+    if output == "-":
+        output = None  # standard output, as - is standard input for CORPUS
+    through = bool(output) and _special_file(output)  # /dev/null, a FIFO: written through
+    if output and not through:
         check_writable(output)
     if not corpus:
         from .model.model import load_model
@@ -166,7 +197,9 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
         from .text.reader import corpus_files, describe
 
         min_count = min_count or TrainSettings.min_count
-        files = corpus_files(corpus)
+        files = corpus_files(corpus, exclude=[output] if output else [])
+        check_distinct({"-o": output}, {"corpus": _named_files(corpus)})
+        _say_directories(corpus, files, quiet)
         threads = TrainSettings(threads=threads).resolved().threads
         counts = count_words(files, progress=not quiet, threads=threads, min_count=min_count,
                              memory=parse_size(count_memory, "count_memory"))
@@ -175,7 +208,10 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
         kept = counts.to_vocab(min_count, max_vocab)
         summary = (f"{counts.tokens} tokens, {counts.n_types} types; {len(kept)} types kept "
                    f"(min-count {min_count}) covering {kept.total} tokens")
-    if output:
+    if through:
+        with open(output, "w", encoding="utf-8") as f:
+            f.writelines(f"{w} {c}\n" for w, c in zip(kept.words, kept.counts.tolist()))
+    elif output:
         kept.save(output)
     else:
         click.echo("".join(f"{w} {c}\n" for w, c in zip(kept.words, kept.counts.tolist())), nl=False)
@@ -235,7 +271,7 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
     from .counting.vocab import Vocab
     from .model.model import load_model
     from .model.vectors_cache import write_cache
-    from .system.files import check_writable, replace_together
+    from .system.files import check_distinct, check_writable, replace_together
     from .text.reader import corpus_files
     from .trees.registry import tree_builders
 
@@ -259,13 +295,17 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
         settings = {k: v for k, v in settings.items()
                     if ctx.get_parameter_source(k) is click.core.ParameterSource.COMMANDLINE
                     or k == "tree" and tree}
-    if output and save_model and os.path.realpath(output) == os.path.realpath(save_model):
-        raise HSW2VError(f"-o and --save-model name the same file ({output}); give two paths")
-    for path in (output, save_model, checkpoint):
+    outputs = {"-o": output, "--save-model": save_model, "--checkpoint": checkpoint}
+    files = corpus_files(corpus, exclude=[p for p in outputs.values() if p])
+    check_distinct(outputs, {"corpus": _named_files(corpus), "--read-vocab": [read_vocab],
+                             "--tree-from": [tree_from], "--init-model": [init_model]})
+    check_distinct({"-o": output, "--save-model": save_model}, {"--resume": [resume]})
+    for path in outputs.values():
         if path:
             check_writable(path)
+    _say_directories(corpus, files, quiet)
     start = time.perf_counter()
-    model = train_with(corpus_files(corpus), settings,
+    model = train_with(files, settings,
                        vocab=Vocab.load(read_vocab) if read_vocab else None,
                        tree_from=load_model(tree_from) if tree_from else None, progress=not quiet,
                        init_model=load_model(init_model) if init_model else None, resume=resume,
@@ -405,7 +445,8 @@ def score(corpus: str, model_path: str | None, window: int | None, as_json: bool
 @cli.command()
 @click.argument("vectors_path", metavar="[VECTORS_OR_MODEL]", required=False)
 @click.option("--analogies", help="Analogy questions (questions-words.txt format).")
-@click.option("--pairs", multiple=True, help="Word-pair file 'w1 w2 score' (repeatable).")
+@click.option("--pairs", multiple=True, help="Word-pair file of 'word1<TAB>word2<TAB>score' "
+              "lines, tab-separated as gensim reads them (repeatable).")
 @click.option("--restrict", default=30000, show_default=True, help="Analogies: search only the N most frequent words.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def evaluate(vectors_path: str | None, analogies: str | None, pairs: tuple[str, ...], restrict: int,

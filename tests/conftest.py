@@ -88,8 +88,9 @@ def one_line_error(result: subprocess.CompletedProcess) -> str:
     any warnings and progress bars; returns it."""
     assert result.returncode != 0, result.stderr
     assert "Traceback" not in result.stderr, result.stderr
-    lines = [ln for ln in result.stderr.replace("\r", "\n").splitlines()
-             if ln.strip() and not ln.startswith("hsw2v: warning: ")
+    lines = [ln for ln in result.stderr.replace("\r", "\n").splitlines()  # (warnings and
+             if ln.strip() and not (ln.startswith("hsw2v: ")  # notes, such as "compiling",
+                                    and not ln.startswith("hsw2v: error: "))  # and bars go)
              and not ln.startswith(("vocab", "train"))]
     assert len(lines) == 1 and lines[0].startswith("hsw2v: error: "), result.stderr
     return lines[0]

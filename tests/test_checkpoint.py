@@ -167,7 +167,7 @@ def test_init_model_from_the_command_line(tmp_path, planted):
     extra = tmp_path / "extra.txt"
     extra.write_text("zzz yyy g0w1 g0w2\n")
     done = run_hsw2v(tmp_path, "train", str(extra), "--init-model", "m.npz", "--epochs", "2",
-                     "--save-model", "more.npz")
+                     "--sample", "0", "--save-model", "more.npz")
     assert done.returncode == 0, done.stderr
     assert "2 tokens (2 types) of CORPUS are not in the model's vocabulary" in done.stderr
     assert hsw2v.load_model(str(tmp_path / "more.npz")).settings.epochs == 2

@@ -326,11 +326,25 @@ def test_ctrl_c_ends_a_dask_run_at_once(tmp_path):
         proc.kill()
     assert proc.returncode == 130 and time.monotonic() - start < 10
     lines = [ln for ln in err.decode().replace("\r", "\n").splitlines()
-             if ln.strip() and not ln.startswith("train")]
+             if ln.strip() and not ln.startswith("train")
+             and not (ln.startswith("hsw2v: ") and not ln.startswith("hsw2v: error: "))]
     assert lines == ["hsw2v: error: interrupted"], err.decode()
     assert not (tmp_path / "v.txt").exists()
     _, alive = psutil.wait_procs(children, timeout=20)
     assert not alive
+
+
+def test_a_local_cluster_leaves_nothing_in_tmpdir(tmp_path):
+    """A LocalCluster's workers keep their scratch space in a directory of the run's
+    own, removed at the end (Dask's default, $TMPDIR/dask-scratch-space, stayed)."""
+    write_shards(tmp_path / "shards", n=2)
+    (tmp_path / "tmp").mkdir()
+    result = run_hsw2v(tmp_path, "train", str(tmp_path / "shards"), "--engine", "dask",
+                       "--workers", "1", "--threads", "1", "--min-count", "1", "--dim", "8",
+                       "--epochs", "1", "--quiet", "-o", "v.txt",
+                       env={"TMPDIR": str(tmp_path / "tmp")})
+    assert result.returncode == 0, result.stderr
+    assert list((tmp_path / "tmp").iterdir()) == []
 
 
 def test_dask_errors_are_one_line(tmp_path):

@@ -491,3 +491,159 @@ def test_progress_in_a_log_file_is_plain_lines(work):
     lines = result.stderr.splitlines()
     assert any(ln.startswith("train: 100%") for ln in lines), lines
     assert len(lines) <= 8, lines
+
+
+# ---------------------------------------------------------------- round three
+
+@pytest.mark.parametrize("args, fragment", [
+    (["train", "c.txt", "-o", "c.txt"], "-o c.txt is the corpus"),
+    (["train", "c.txt", "--save-model", "c.txt"], "--save-model c.txt is the corpus"),
+    (["train", "c.txt", "--checkpoint", "c.txt"], "--checkpoint c.txt is the corpus"),
+    (["train", "c.txt", "-o", "ALIAS"], "is the corpus"),  # another spelling of the file
+    (["train", "c.txt", "--read-vocab", "voc.txt", "-o", "voc.txt"], "is the --read-vocab"),
+    (["train", "c.txt", "--init-model", "m.npz", "--save-model", "m.npz"], "is the --init-model"),
+    (["train", "c.txt", "--checkpoint", "k.npz", "--save-model", "k.npz"], "name the same file"),
+    (["train", "c.txt", "--checkpoint", "k.npz", "-o", "./k.npz"], "name the same file"),
+    (["vocab", "c.txt", "-o", "c.txt"], "-o c.txt is the corpus"),
+])
+def test_an_output_never_overwrites_an_input_or_another_output(work, args, fragment):
+    (work / "voc.txt").write_text("w1 5\nw2 4\n")
+    os.symlink("c.txt", work / "alias.txt")
+    args = [str(work / "c.txt") if a == "ALIAS" else a for a in args]
+    assert_refused(work, [*args, *(TRAIN if args[0] == "train" else ["--quiet"])], fragment)
+
+
+def test_an_output_in_a_directory_the_system_cannot_reach_is_refused_first(work):
+    """``nodir/../m.npz`` normalises to ``m.npz`` but the system cannot open it: it is
+    refused before training, and -o's file is untouched."""
+    assert_refused(work, ["train", "c.txt", "-o", "v.txt", "--save-model", "nodir/../m2.npz",
+                          *TRAIN], "nodir/..")
+
+
+def test_outputs_are_both_replaced_or_neither_when_a_rename_fails(tmp_path):
+    """The second rename fails (its path became a directory meanwhile): the first
+    output gets its old bytes back, and no temporary or backup is left."""
+    from hsw2v.errors import HSW2VError
+    from hsw2v.system.files import replace_together
+
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("old a")
+
+    def write_b(f):
+        f.write(b"new b")
+        b.mkdir()
+        (b / "x").touch()
+
+    with pytest.raises(HSW2VError, match="b.txt: cannot replace it"):
+        replace_together({str(a): lambda f: f.write(b"new a"), str(b): write_b})
+    assert a.read_text() == "old a"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt"]
+
+
+def test_a_directory_corpus_never_reads_the_runs_own_outputs(work):
+    """``hsw2v train .`` twice inside the corpus directory: the second run reads the
+    corpus only, not the first run's vectors and model, and says how many files."""
+    corpus = work / "corpus"
+    corpus.mkdir()
+    (corpus / "c.txt").write_bytes((work / "c.txt").read_bytes())
+    import hsw2v
+
+    sizes = []
+    for _ in range(2):
+        result = run(corpus, "train", ".", "--dim", "8", "--min-count", "1", "--epochs", "1",
+                     "--threads", "1")
+        assert result.returncode == 0, result.stderr
+        assert "hsw2v: .: reading 1 file\n" in result.stderr
+        sizes.append(len(hsw2v.load_model(str(corpus / "model.npz")).vocab))
+    assert sizes[0] == sizes[1] == 40
+
+
+def test_a_directory_corpus_follows_links_once_and_skips_hidden_entries(work):
+    d, other = work / "d", work / "other"
+    (d / "sub").mkdir(parents=True)
+    (d / ".hid").mkdir()
+    other.mkdir()
+    (d / "a.txt").write_text("alpha alpha\n")
+    (d / "sub" / "b.txt").write_text("beta beta\n")
+    (d / ".hidden.txt").write_text("hidden hidden\n")
+    (d / ".hid" / "c.txt").write_text("inhidden inhidden\n")
+    (other / "o.txt").write_text("linked linked\n")
+    os.symlink(other, d / "link")  # a symlinked directory: followed
+    os.symlink(d, d / "sub" / "loop")  # a loop: each directory once
+    result = run(work, "vocab", "d", "--min-count", "1")
+    assert result.returncode == 0, result.stderr
+    assert sorted(result.stdout.split()[::2]) == ["alpha", "beta", "linked"]
+    assert "hsw2v: d: reading 3 files" in result.stderr
+
+
+def test_read_vocab_counts_beyond_64_bits_and_repeated_words(work):
+    (work / "big.txt").write_text("w1 99999999999999999999\nw2 1\n")
+    assert_refused(work, ["train", "c.txt", "--read-vocab", "big.txt", *TRAIN], "big.txt:1:")
+    (work / "twice.txt").write_text("w1 3\nw2 2\nw1 1\n")
+    line = assert_refused(work, ["train", "c.txt", "--read-vocab", "twice.txt", *TRAIN],
+                          "twice.txt:3:")
+    assert "'w1' is already on line 1" in line
+
+
+def test_nothing_trained_is_an_error_saying_why(work):
+    (work / "two.txt").write_text("the cat sat\non the mat\n")
+    line = assert_refused(work, ["train", "two.txt", "-o", "t.txt", "--save-model", "t.npz",
+                                 *TRAIN], "nothing was trained")
+    assert "--sample 0" in line
+    (work / "other.txt").write_text("zz 5\nyy 4\n")  # none of these words is in c.txt
+    line = assert_refused(work, ["train", "c.txt", "--read-vocab", "other.txt", "-o", "t.txt",
+                                 *TRAIN], "nothing was trained")
+    assert "no word of the vocabulary occurs" in line
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_word(work):
+    (work / "bom.txt").write_bytes("\ufeffthe cat\nthe dog\n".encode())
+    result = run(work, "vocab", "bom.txt", "--min-count", "1", "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == "the 2"
+    (work / "bomvoc.txt").write_bytes("\ufeffw1 50\nw2 40\nw3 30\n".encode())
+    result = run(work, "train", "c.txt", "--read-vocab", "bomvoc.txt", "-o", "b.txt", "--sample",
+                 "0", *TRAIN)
+    assert result.returncode == 0, result.stderr
+    assert (work / "b.txt").read_text().splitlines()[1].split()[0] == "w1"
+
+
+def test_huge_values_and_queries_that_cancel(work):
+    rows = ["3 2", "x 3e38 1e38", "y 3e38 -1e38", "z -3e38 2e38"]
+    (work / "huge.txt").write_text("\n".join(rows) + "\n")
+    result = run(work, "similar", "x", "--vectors", "huge.txt", "--json")
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    got = {r["word"]: r["similarity"] for r in json.loads(result.stdout)}
+    ref = np.array([[3e38, 1e38], [3e38, -1e38], [-3e38, 2e38]], np.float64)
+    ref /= np.linalg.norm(ref, axis=1, keepdims=True)
+    assert got["y"] == pytest.approx(ref[0] @ ref[1], abs=1e-5)
+    assert got["z"] == pytest.approx(ref[0] @ ref[2], abs=1e-5)
+    assert_refused(work, ["similar", "x", "--vectors", "huge.txt", "--negative", "x"], "cancel")
+    assert_refused(work, ["score", "c.txt", "--model", "m.npz", "--window", "0"], "window")
+
+
+def test_sighup_cleans_up_like_sigterm(work):
+    before = snapshot(work)
+    proc = start_training(work)
+    assert list((work / "tmp").iterdir())
+    proc.send_signal(signal.SIGHUP)
+    err = proc.stderr.read().decode()
+    assert proc.wait(60) == 129
+    assert err.replace("\r", "\n").strip().splitlines()[-1] == "hsw2v: error: hung up"
+    assert "Traceback" not in err
+    assert snapshot(work) == before and list((work / "tmp").iterdir()) == []
+
+
+def test_messages_that_said_the_wrong_thing(work):
+    (work / "one.txt").write_text("same same same\n")
+    line = assert_refused(work, ["train", "one.txt", *TRAIN], "only one word")
+    assert "min-count" not in line
+    help_text = run(work, "evaluate", "--help").stdout
+    assert "word1<TAB>word2<TAB>score" in " ".join(help_text.split())
+    result = run(work, "vocab", "c.txt", "--min-count", "1", "-o", "-", "--quiet")
+    assert result.returncode == 0 and len(result.stdout.splitlines()) == 40
+    assert not (work / "-").exists()
+    result = run(work, "vocab", "c.txt", "-o", "/dev/null", "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert_refused(work, ["train", "c.txt", "--engine", "dask", "--workers", "1",
+                          "--round-words", "1", *TRAIN], "--round-words must be at least")

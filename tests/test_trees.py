@@ -117,7 +117,8 @@ def test_semantic_tree_for_100k_words():
 def test_context_means_fall_back_to_input_vectors(tmp_path):
     path = tmp_path / "c.txt"
     path.write_text("a b a b a b\nlonely\n" * 5)
-    m = hsw2v.train(str(path), min_count=1, dim=4, epochs=1, progress=False, window=1)
+    m = hsw2v.train(str(path), min_count=1, dim=4, epochs=1, progress=False, window=1,
+                    sample=0)
     X = context_means(m, str(path))
     lonely = m.vocab.index["lonely"]
     assert np.array_equal(X[lonely], m.vectors[lonely])  # never has a context

@@ -77,15 +77,25 @@ class Vocab:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
             raise HSW2VError(f"{path}: invalid UTF-8 at byte {e.start}") from None
+        text = text.removeprefix("\ufeff")  # a byte-order mark is not part of the first word
         words, counts = [], []
+        line_of: dict[str, int] = {}
+        total = 0
         for n, line in enumerate(text.splitlines(), 1):
             parts = line.split()
             if not parts:
                 continue
-            if len(parts) != 2 or not parts[1].isdigit():
+            if len(parts) != 2 or not parts[1].isascii() or not parts[1].isdigit():
                 raise HSW2VError(f"{path}:{n}: expected 'word count', got {line[:60]!r}")
+            count = int(parts[1])
+            total += count
+            if total >= 1 << 63:
+                raise HSW2VError(f"{path}:{n}: the counts add up to more than 2^63 - 1")
+            if parts[0] in line_of:
+                raise HSW2VError(f"{path}:{n}: {parts[0]!r} is already on line {line_of[parts[0]]}")
+            line_of[parts[0]] = n
             words.append(parts[0])
-            counts.append(int(parts[1]))
+            counts.append(count)
         if not words:
             raise HSW2VError(f"{path}: no 'word count' lines")
         order = np.argsort(-np.asarray(counts, dtype=np.int64), kind="stable")

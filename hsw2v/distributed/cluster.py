@@ -4,7 +4,9 @@ tree reductions on the workers."""
 from __future__ import annotations
 
 import logging
+import os
 import sys
+import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -46,12 +48,20 @@ def connect(client: Any = None, scheduler: str | None = None,
     quiet = "ignore::UserWarning:multiprocessing.resource_tracker"
     if quiet not in sys.warnoptions:  # passed on to the tracker of the worker processes,
         sys.warnoptions.append(quiet)  # which would warn of their semaphores after Ctrl-C
-    cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=":0",
-                                       silence_logs=logging.CRITICAL)
-    client = distributed.Client(cluster)
-    with _closed_unless_interrupted(cluster), _closed_unless_interrupted(client) as c:
-        yield c
+    # The workers' scratch space ($TMPDIR/dask-scratch-space by default, left behind)
+    # is a directory of the run's own, removed at the end.
+    with tempfile.TemporaryDirectory(prefix=f".hsw2v-{os.getpid()}-dask-",
+                                     ignore_cleanup_errors=True) as scratch:
+        import dask
+
+        with dask.config.set({"temporary-directory": scratch}):
+            cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
+                                               processes=True, host="127.0.0.1",
+                                               dashboard_address=":0", local_directory=scratch,
+                                               silence_logs=logging.CRITICAL)
+            client = distributed.Client(cluster)
+            with _closed_unless_interrupted(cluster), _closed_unless_interrupted(client) as c:
+                yield c
 
 
 @contextmanager

@@ -152,6 +152,12 @@ def on_cluster(c: Any, value: Any, name: str) -> Any:
         return c.submit(_value, value, key=task_key(name))
 
 
+MIN_ROUND_WORDS = 1_000
+"""The shortest round allowed: each round costs about 20 ms of scheduling and
+combining, so rounds of a few words would spend the run on that (1 word a round:
+over 300 s for 49k words)."""
+
+
 def epoch_slices(shards: list[str], sizes: list[tuple[int, int]], round_words: int,
                  words_per_token: float) -> list[tuple[str | Slice, int]]:
     """The epoch's slices in corpus order, each with its estimated words: byte ranges
@@ -183,8 +189,9 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
     state = load_checkpoint(resume) if resume else None
     if state and not state[1].round_slices:
         raise HSW2VError(f"{resume}: a checkpoint of a local run; resume it without {param('engine', 'dask')}")
-    if round_words is not None and round_words < 1:
-        raise HSW2VError(f"{param('round_words')} must be at least 1, got {round_words}")
+    if round_words is not None and round_words < MIN_ROUND_WORDS:
+        raise HSW2VError(f"{param('round_words')} must be at least {MIN_ROUND_WORDS:,} (a round "
+                         f"costs about 20 ms of combining, whatever its length), got {round_words}")
     local_threads = max(1, available_cores() // workers) if workers and not scheduler else None
     threads = settings.pop("threads", None) or local_threads
     with connect(client, scheduler, None if client is not None else workers) as c:

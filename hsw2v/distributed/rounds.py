@@ -356,7 +356,7 @@ def train_slice(job: Job, anchor: Anchor, history: list[list[Change]], part: str
                            dense=words > DENSE_WORDS * len(job.vocab), spool=run.spool,
                            again=epoch + 1 < job.settings.epochs, threads=s.threads)
     run_epochs(part, model, s, False, position, spool=blocks, schedule=job.schedule,
-                setup=run.setup)
+               setup=run.setup, whole_run=False)
     change = blocks.change(position.words - words_before, position.loss_sum[epoch],
                            position.examples[epoch])
     with _LOCK:

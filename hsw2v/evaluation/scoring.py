@@ -80,7 +80,7 @@ def score(model, corpus: str, window: int | None = None) -> dict:
         ``words`` (the tokens in the vocabulary), ``dropped`` (the tokens outside
         it, dropped before contexts form, as in training), ``window`` and ``arch``.
     """
-    window = window or model.settings.window
+    window = model.settings.window if window is None else window
     if not 1 <= window <= MAX_WINDOW:
         raise HSW2VError(f"{param('window')} must lie in 1..{MAX_WINDOW}, got {window}")
     if "window" in model_kind(model.arch).structural and window != model.settings.window:

@@ -45,11 +45,17 @@ class Vectors:
 
     @property
     def unit(self) -> np.ndarray:
-        """Rows scaled to unit length (zero rows stay zero)."""
+        """Rows scaled to unit length (zero rows stay zero). Each row is first divided
+        by its largest magnitude, so that finite values near float32's limit (3e38)
+        do not overflow the norm."""
         if self._unit is None:
-            norms = np.linalg.norm(self.matrix, axis=1, keepdims=True)
+            biggest = np.abs(self.matrix).max(axis=1, keepdims=True)
+            biggest[biggest == 0] = 1.0
+            unit = self.matrix / biggest  # float32 throughout
+            norms = np.linalg.norm(unit, axis=1, keepdims=True)
             norms[norms == 0] = 1.0
-            self._unit = self.matrix / norms  # float32 throughout
+            unit /= norms
+            self._unit = unit
         return self._unit
 
     def index_of(self, word: str) -> int:
@@ -99,8 +105,10 @@ class Vectors:
         for r, wgt in zip(rows, weights):
             query += wgt * self.unit[r]
         qn = np.linalg.norm(query)
-        if qn > 0:
-            query /= qn
+        if not qn > 1e-6:  # (x --negative x, or words whose vectors are zero)
+            raise HSW2VError("the query's words cancel out (their vectors sum to zero): "
+                             "nothing is similar to it")
+        query /= qn
         sims = unit @ query
         exclude = [r for r in rows if r < len(unit)]
         sims[exclude] = -np.inf

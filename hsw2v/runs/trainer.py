@@ -77,9 +77,11 @@ def check_vocab(vocab: Vocab, min_count: int, corpus: Source) -> None:
     if len(vocab) == 0:
         raise HSW2VError(f"{describe(corpus)}: no word occurs at least {min_count} times; lower {param('min_count')}")
     if len(vocab) == 1:
+        why = (f"lower {param('min_count')}" if min_count > 1 else
+               "the corpus has one distinct word; give it a text with at least two")
         raise HSW2VError(
             f"{describe(corpus)}: only one word ({vocab.words[0]!r}) occurs at least {min_count} times; "
-            f"hierarchical softmax needs two; lower {param('min_count')}"
+            f"hierarchical softmax needs two; {why}"
         )
 
 
@@ -273,8 +275,8 @@ def _make_tree(path: Source, vocab: Vocab, s: TrainSettings, tree_from: Model | 
 def run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, position: Position,
                 spool: TokenSpool | None = None, type_ids: list[np.ndarray] | None = None,
                 checkpoints: Checkpoints | None = None, schedule: int | None = None,
-                table: WordTable | None = None, setup: KernelSetup | None = None
-                ) -> tuple[list[float], float]:
+                table: WordTable | None = None, setup: KernelSetup | None = None,
+                whole_run: bool = True) -> tuple[list[float], float]:
     """Stream the corpus through the worker threads from ``position`` to the end of
     epoch ``s.epochs``; return each epoch's mean loss and the seconds from the
     threads' start to their end. The learning rate falls over ``schedule`` words
@@ -286,6 +288,7 @@ def run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, pos
     if given; otherwise the text is read and encoded again each epoch. An epoch
     whose words differ from ``position.per_epoch`` (when ``exact``) or from the
     words of the blocks a resumed run skips means the corpus changed: that fails.
+    So does a ``whole_run`` (not one Dask round's slice) that trained no example.
     ``checkpoints`` saves the run at block boundaries, with every queued block trained.
     ``setup``: the run's :class:`KernelSetup`, if built before (else built here)."""
     vocab = model.vocab
@@ -401,7 +404,22 @@ def run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, pos
     if failures:
         raise failures[0]
     position.words = done[0]
+    if whole_run and losses.total_examples == 0:
+        raise HSW2VError(_nothing_trained(s, done[0]))
     return losses.means(), seconds
+
+
+def _nothing_trained(s: TrainSettings, words: int) -> str:
+    """Why no example was trained (``words``: the vocabulary's words read), for the
+    one line that ends such a run."""
+    if words == 0:
+        why = "no word of the vocabulary occurs in the corpus"
+    elif s.sample > 0:
+        why = (f"subsampling ({param('sample', s.sample)}) dropped every word of this small "
+               f"corpus; try {param('sample', 0)}")
+    else:
+        why = "no word has another within its line"
+    return f"nothing was trained: {why}"
 
 
 def _refresh(bar, shown, done, losses, alpha_at, lock) -> int:

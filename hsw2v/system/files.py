@@ -10,18 +10,49 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO
 
 from ..errors import HSW2VError
 
 
+def _directory_of(path: str) -> str:
+    """The directory ``path`` is in, as the system resolves it (``nodir/../f`` is in
+    ``nodir/..``, which does not exist: not normalised away)."""
+    return os.path.dirname(path) or "."
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether paths ``a`` and ``b`` name one file: the same file if both exist (links
+    and other spellings included), else the same resolved path."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_distinct(outputs: dict[str, str], inputs: dict[str, Sequence[str]]) -> None:
+    """Fail if an output (``{option: path}``) is another output or one of the
+    inputs (``{option: paths}``), which writing it would destroy."""
+    named = [(k, v) for k, v in outputs.items() if v]
+    for i, (option, path) in enumerate(named):
+        for other, other_path in named[:i]:
+            if same_file(path, other_path):
+                raise HSW2VError(f"{other} and {option} name the same file ({path}); "
+                                 "give two paths")
+        for source, paths in inputs.items():
+            for p in paths:
+                if p and p != "-" and "://" not in p and same_file(path, p):
+                    raise HSW2VError(f"{option} {path} is the {source} {p}: writing it would "
+                                     "destroy it; give another path")
+
+
 def check_writable(path: str) -> None:
     """Fail early if ``path`` cannot be created or replaced: a missing or unwritable
     directory, a directory, or a special file (device, FIFO, socket) or symlink,
     which would be replaced by a regular file."""
-    directory = os.path.dirname(os.path.abspath(path))
+    directory = _directory_of(path)
     if not os.path.isdir(directory):
         raise HSW2VError(f"{path}: directory {directory} does not exist")
     if os.path.isdir(path):
@@ -86,7 +117,7 @@ def _alive(pid: int) -> bool:
 
 def temporary_beside(path: str) -> str:
     """A new empty temporary file in ``path``'s directory, named for this process."""
-    directory = os.path.dirname(os.path.abspath(path))
+    directory = _directory_of(path)
     remove_stale_temporaries(directory)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".hsw2v-{os.getpid()}-", suffix=".tmp")
     os.close(fd)
@@ -108,12 +139,45 @@ def replace_together(outputs: dict[str, Callable[[IO[bytes]], None]]) -> None:
             except OSError as e:
                 raise HSW2VError(f"{path}: cannot write: {e.strerror or e}") from None
             os.chmod(done[path], new_file_mode(path))
-        for path, tmp in done.items():
-            os.replace(tmp, path)
+        _rename_all(done)
     finally:
         for tmp in done.values():
             if os.path.exists(tmp):
                 os.unlink(tmp)
+
+
+def _rename_all(done: dict[str, str]) -> None:
+    """Rename each temporary over its path; if one cannot be (an immutable file, a
+    vanished directory), put back those already renamed, from hard links made
+    first where the file system allows, and fail naming the path."""
+    replaced: list[tuple[str, str | None, bool]] = []
+    try:
+        for path, tmp in done.items():
+            existed = os.path.lexists(path)
+            backup: str | None = tmp + ".old"
+            try:
+                os.link(path, backup)
+            except OSError:  # no file yet, or no hard links here
+                backup = None
+            try:
+                os.replace(tmp, path)
+            except OSError:
+                if backup is not None:
+                    os.unlink(backup)
+                raise
+            replaced.append((path, backup, existed))
+    except OSError as e:
+        for undo, backup, existed in reversed(replaced):
+            if backup is not None:
+                os.replace(backup, undo)
+            elif not existed:
+                os.unlink(undo)
+        replaced.clear()
+        raise HSW2VError(f"{path}: cannot replace it: {e.strerror or e}") from None
+    finally:
+        for _, backup, _ in replaced:
+            if backup is not None and os.path.lexists(backup):
+                os.unlink(backup)
 
 
 @contextmanager
@@ -132,7 +196,10 @@ def atomic_write(path: str, mode: str = "wb") -> Iterator[IO]:
         except OSError as e:
             raise HSW2VError(f"{path}: cannot write: {e.strerror or e}") from None
         os.chmod(tmp, new_file_mode(path))
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as e:
+            raise HSW2VError(f"{path}: cannot replace it: {e.strerror or e}") from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -1,6 +1,7 @@
-"""Ctrl-C and SIGTERM in the command: each ends the run through the main thread's
-cleanup, as KeyboardInterrupt (SIGTERM as its subclass :class:`Terminated`), even
-when its first raise is lost.
+"""Ctrl-C, SIGTERM and SIGHUP (a closed terminal or SSH session) in the command: each
+ends the run through the main thread's cleanup, as KeyboardInterrupt (SIGTERM as its
+subclass :class:`Terminated`, SIGHUP as :class:`HungUp`), even when its first raise
+is lost.
 
 Python runs a signal's handler in the main thread, between two steps of whatever
 runs there. If that is a finalizer (a ``__del__``, a weakref callback; Dask's
@@ -22,14 +23,27 @@ _pending: list[type[KeyboardInterrupt]] = []  # the signals the command's handle
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread so that every cleanup runs, as on Ctrl-C."""
 
+    message = "terminated"
+    code = 143  # 128 + SIGTERM
+
+
+class HungUp(Terminated):
+    """SIGHUP: the terminal went away; the run ends as on SIGTERM."""
+
+    message = "hung up"
+    code = 129  # 128 + SIGHUP
+
 
 def catch_signals() -> None:
-    """Install the command's handlers: SIGTERM raises :class:`Terminated` and SIGINT
+    """Install the command's handlers: SIGTERM raises :class:`Terminated`, SIGHUP
+    (unless ignored, as under nohup) :class:`HungUp` and SIGINT
     (unless ignored, as in a shell's background job) KeyboardInterrupt, each noted
     for :func:`raise_pending`; and a lost raise prints nothing."""
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _terminate)
+    if signal.getsignal(signal.SIGHUP) is signal.SIG_DFL:  # (nohup ignores it: so do we)
+        signal.signal(signal.SIGHUP, _hang_up)
     sys.unraisablehook = _quiet_unraisable
     sys.excepthook = _quiet_except
 
@@ -50,6 +64,11 @@ def _interrupt(signum, frame) -> None:
 def _terminate(signum, frame) -> None:
     _pending.append(Terminated)
     raise Terminated
+
+
+def _hang_up(signum, frame) -> None:
+    _pending.append(HungUp)
+    raise HungUp
 
 
 def _quiet_unraisable(unraisable) -> None:

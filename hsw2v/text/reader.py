@@ -137,16 +137,16 @@ def describe(source: Source) -> str:
     return paths[0] if len(paths) == 1 else f"{paths[0]} (and {len(paths) - 1} more files)"
 
 
-def corpus_files(args: Sequence[str]) -> list[str]:
+def corpus_files(args: Sequence[str], exclude: Sequence[str] = ()) -> list[str]:
     """The files that CORPUS arguments name, in order: a file as given, a directory's
-    files recursively in sorted order, a (quoted) glob's matches sorted; ``-`` is stdin."""
+    files (:func:`directory_files`) but those in ``exclude`` (the run's own
+    outputs), a (quoted) glob's matches sorted; ``-`` is stdin."""
     files: list[str] = []
     for arg in args:
         if arg == "-" or is_url(arg) or os.path.isfile(arg):
             files.append(arg)
         elif os.path.isdir(arg):
-            found = sorted(os.path.join(root, name) for root, _, names in os.walk(arg)
-                           for name in names if not name.startswith("."))
+            found = directory_files(arg, exclude)
             if not found:
                 raise HSW2VError(f"{arg}: the directory holds no files")
             files.extend(found)
@@ -160,6 +160,36 @@ def corpus_files(args: Sequence[str]) -> list[str]:
     if files.count("-") > 1:
         raise HSW2VError("stdin (-) can be read once only")
     return files
+
+
+def directory_files(top: str, exclude: Sequence[str] = ()) -> list[str]:
+    """The files below directory ``top``, sorted: symbolic links followed (each
+    directory once, so a link loop ends), hidden files and directories (a name
+    starting with ``.``) skipped, and the files in ``exclude`` left out."""
+    skip = set()
+    for path in exclude:
+        try:
+            st = os.stat(path)
+            skip.add((st.st_dev, st.st_ino))
+        except OSError:
+            pass
+    seen: set[tuple[int, int]] = set()
+    found = []
+    for root, dirs, names in os.walk(top, followlinks=True):
+        st = os.stat(root)
+        if (st.st_dev, st.st_ino) in seen:  # reached again through a link
+            dirs[:] = []
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in names:
+            path = os.path.join(root, name)
+            if name.startswith(".") or not os.path.isfile(path):
+                continue
+            st = os.stat(path)
+            if (st.st_dev, st.st_ino) not in skip:
+                found.append(path)
+    return sorted(found)
 
 
 def slice_block_bytes(part: Source, threads: int, blocks_each: int = 4) -> int:
@@ -186,12 +216,17 @@ def iter_blocks(source: Source, block_bytes: int = BLOCK_BYTES) -> Iterator[byte
             yield from _file_blocks(item, block_bytes)
 
 
+BOM = b"\xef\xbb\xbf"
+"""UTF-8's byte-order mark, which some editors put at the start of a file."""
+
+
 def _file_blocks(path: str, block_bytes: int, part: Slice | None = None) -> Iterator[bytes]:
     """:func:`iter_blocks` for one file, or the words of ``part`` of it."""
     carry = b""
     corrupt = _decompression_errors()
     with open_corpus(path) if part is None else _open_slice(part) as f:
         offset = f.tell() if part is not None else 0  # of ``carry``'s start in the text
+        at_start = offset == 0
         while True:
             try:
                 data = _read_full(f, block_bytes)
@@ -203,8 +238,13 @@ def _file_blocks(path: str, block_bytes: int, part: Slice | None = None) -> Iter
                 raise HSW2VError(f"{path}: cannot read: {' '.join(str(e).split())}") from None
             if not data:
                 break
+            at_end = len(data) < block_bytes  # the end of the file, which ends its last word
+            if at_start:
+                at_start = False
+                if data.startswith(BOM):  # a byte-order mark is not part of the first word
+                    data, offset = data[len(BOM):], len(BOM)
             buf = carry + data if carry else data
-            if len(data) < block_bytes:  # the end of the file, which ends its last word
+            if at_end:
                 carry = buf
                 break
             cut = _last_whitespace(buf) + 1
