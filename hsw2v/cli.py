@@ -67,7 +67,7 @@ class _OneLineErrors(click.Group):
 
 
 @click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="hsw2v")
+@click.version_option(package_name="hsw2v-trainer")
 def cli() -> None:
     """Train and use word vectors with hierarchical softmax."""
 
@@ -361,7 +361,7 @@ def similar(words: tuple[str, ...], vectors_path: str | None, topn: int, negativ
 @click.argument("model_path", metavar="[MODEL]", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--plot", metavar="FILE", help="Also draw the top levels to FILE (.png, .svg, "
-              ".pdf; pip install 'hsw2v[plot]'), each node with its most frequent words.")
+              ".pdf; pip install matplotlib), each node with its most frequent words.")
 @click.option("--levels", default=4, show_default=True, help="Levels drawn by --plot.")
 @click.option("--words", default=3, show_default=True, help="Words on each node drawn.")
 def tree_info(model_path: str | None, as_json: bool, plot: str | None, levels: int, words: int) -> None:

@@ -182,7 +182,7 @@ class TrainSettings:
 class EngineSettings:
     """Where ``hsw2v train`` runs (see :func:`hsw2v.api.train`)."""
 
-    engine: str = _opt("local", "Train here, or on a Dask cluster (pip install 'hsw2v[dask]').",
+    engine: str = _opt("local", "Train here, or on a Dask cluster (pip install 'dask[distributed]').",
                        choices=ENGINES)
     scheduler: str | None = _opt(None, "dask: the address of an existing cluster's scheduler "
                                  "(tcp://host:8786).", type=str)

@@ -12,7 +12,7 @@ hsw2v/semantic.py), so their cost is that model plus the tree build, reported
 separately. Held-out perplexity is `hsw2v score` (full window, no subsampling).
 
 Writes a Markdown table to stdout, the raw figures as JSON, and a PNG chart if
-matplotlib is installed (pip install 'hsw2v[plot]').
+matplotlib is installed (pip install matplotlib).
 """
 from __future__ import annotations
 

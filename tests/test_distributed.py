@@ -372,7 +372,7 @@ def test_dask_errors_are_one_line(tmp_path):
     (fake / "__init__.py").write_text("raise ImportError('no dask here')\n")
     line = one_line_error(run_hsw2v(tmp_path, *args, "--workers", "2",
                                     env={"PYTHONPATH": str(fake.parent)}))
-    assert "pip install 'hsw2v[dask]'" in line
+    assert "pip install 'dask[distributed]'" in line
     assert not (tmp_path / "v.txt").exists()
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
 

@@ -647,3 +647,22 @@ def test_messages_that_said_the_wrong_thing(work):
     assert result.returncode == 0, result.stderr
     assert_refused(work, ["train", "c.txt", "--engine", "dask", "--workers", "1",
                           "--round-words", "1", *TRAIN], "--round-words must be at least")
+
+
+def test_a_fifo_corpus_is_read_like_stdin_and_a_device_is_named(work):
+    """A named pipe (as ``<(zcat a.gz)`` gives) is read once into a temporary copy,
+    as stdin is, and trains as the file would; /dev/null is named for what it is."""
+    import hsw2v
+
+    os.mkfifo(work / "pipe")
+
+    def feed():
+        with open(work / "pipe", "wb") as f:
+            f.write((work / "c.txt").read_bytes())
+
+    threading.Thread(target=feed, daemon=True).start()
+    result = run(work, "train", "pipe", "-o", "p.txt", "--save-model", "p.npz", *TRAIN)
+    assert result.returncode == 0, result.stderr
+    assert hsw2v.load_model(str(work / "p.npz")).words == hsw2v.load_model(str(work / "m.npz")).words
+    assert list((work / "tmp").iterdir()) == []
+    assert_refused(work, ["train", "/dev/null", *TRAIN], "/dev/null: a character device")

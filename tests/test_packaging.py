@@ -24,3 +24,13 @@ def test_ci_floors_are_the_declared_lower_bounds():
                   for line in (REPO / ".ci" / "floors.txt").read_text().splitlines()
                   if line and not line.startswith("#"))
     assert pinned == declared
+
+
+def test_every_install_hint_installs_what_it_names():
+    """``hsw2v`` on PyPI is an unrelated project: the distribution has another name,
+    and no hint in the package, the README or the docs asks pip for ``hsw2v[…]``."""
+    name = re.search(r'^name = "([^"]+)"', (REPO / "pyproject.toml").read_text(), re.MULTILINE)
+    assert name and name.group(1) == "hsw2v-trainer"
+    texts = [REPO / "README.md", *(REPO / "hsw2v").rglob("*.py"), *(REPO / "docs").rglob("*.md")]
+    wrong = [str(p) for p in texts if re.search(r"pip install '?hsw2v\b", p.read_text())]
+    assert wrong == []

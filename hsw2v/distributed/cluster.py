@@ -20,7 +20,7 @@ def _distributed():
     try:
         import distributed
     except ImportError:
-        raise HSW2VError(f"{param('engine', 'dask')} needs dask.distributed: pip install 'hsw2v[dask]'") from None
+        raise HSW2VError(f"{param('engine', 'dask')} needs dask.distributed: pip install 'dask[distributed]'") from None
     return distributed
 
 

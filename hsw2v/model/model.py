@@ -113,8 +113,7 @@ class Model:
         try:
             from gensim.models import KeyedVectors
         except ImportError:
-            raise HSW2VError("to_gensim needs gensim: pip install gensim "
-                             "(or pip install 'hsw2v[gensim]')") from None
+            raise HSW2VError("to_gensim needs gensim: pip install gensim") from None
         kv = KeyedVectors(self.dim, count=0, dtype=np.float32)
         kv.add_vectors(self.vocab.words, self.vectors)
         kv.allocate_vecattrs(["count"], [np.int64])

@@ -15,6 +15,7 @@ import os
 import queue
 import re
 import shutil
+import stat
 import sys
 import tempfile
 import threading
@@ -65,11 +66,11 @@ def open_corpus(path: str) -> Iterator[BinaryIO]:
 
 def _open_zstd(path: str) -> BinaryIO:
     """A .zst file's decompressed bytes (every frame), through zstandard (an
-    optional extra: ``pip install 'hsw2v[zstd]'``)."""
+    optional extra: ``pip install zstandard``)."""
     try:
         import zstandard
     except ImportError:
-        raise HSW2VError(f"{path}: reading .zst needs zstandard: pip install 'hsw2v[zstd]'") from None
+        raise HSW2VError(f"{path}: reading .zst needs zstandard: pip install zstandard") from None
     raw = open(path, "rb")  # noqa: SIM115 (closed with the reader)
     return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True, closefd=True)
 
@@ -91,11 +92,11 @@ def is_url(path: str) -> bool:
 @contextmanager
 def _open_url(url: str, compression: str | None = "infer") -> Iterator[BinaryIO]:
     """A URL's bytes, decompressed by its extension (unless ``compression`` is None),
-    through fsspec (an optional extra: ``pip install 'hsw2v[remote]'``)."""
+    through fsspec (an optional extra: ``pip install 'fsspec[http]'``)."""
     try:
         import fsspec
     except ImportError:
-        raise HSW2VError(f"{url}: reading URLs needs fsspec: pip install 'hsw2v[remote]'") from None
+        raise HSW2VError(f"{url}: reading URLs needs fsspec: pip install 'fsspec[http]'") from None
     try:
         opened = fsspec.open(url, "rb", compression=compression)
         f = opened.open()
@@ -143,8 +144,10 @@ def corpus_files(args: Sequence[str], exclude: Sequence[str] = ()) -> list[str]:
     outputs), a (quoted) glob's matches sorted; ``-`` is stdin."""
     files: list[str] = []
     for arg in args:
-        if arg == "-" or is_url(arg) or os.path.isfile(arg):
+        if arg == "-" or is_url(arg) or os.path.isfile(arg) or is_stream(arg):
             files.append(arg)
+        elif (kind := _special_kind(arg)) is not None:
+            raise HSW2VError(f"{arg}: {kind}, not a text file")
         elif os.path.isdir(arg):
             found = directory_files(arg, exclude)
             if not found:
@@ -160,6 +163,31 @@ def corpus_files(args: Sequence[str], exclude: Sequence[str] = ()) -> list[str]:
     if files.count("-") > 1:
         raise HSW2VError("stdin (-) can be read once only")
     return files
+
+
+def is_stream(path: str) -> bool:
+    """Whether ``path`` is ``-`` or a FIFO (a named pipe, or a shell's process
+    substitution such as ``<(zcat a.gz)``): read once, as it comes."""
+    if path == "-":
+        return True
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _special_kind(path: str) -> str | None:
+    """What ``path`` is if it exists and is neither a regular file, a directory nor
+    a FIFO (``/dev/null`` is a character device), else None."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    for test, kind in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return None
 
 
 def directory_files(top: str, exclude: Sequence[str] = ()) -> list[str]:
@@ -426,26 +454,37 @@ def _validate(block: bytes, path: str, offset: int) -> None:
 
 @contextmanager
 def rereadable(source: Source) -> Iterator[Source]:
-    """The corpus as paths that can be read many times: stdin (``-``) is spooled to a
-    temporary file in $TMPDIR, named for this process (``.hsw2v-<pid>-stdin-….tmp``)
-    so that a later run removes it if this one is killed before it can."""
-    if "-" not in paths_of(source):
+    """The corpus as paths that can be read many times: stdin (``-``) and FIFOs
+    (:func:`is_stream`) are copied to temporary files in $TMPDIR, named for this
+    process (``.hsw2v-<pid>-stdin-….tmp``) so that a later run removes them if this
+    one is killed before it can."""
+    streams = [p for p in paths_of(source) if not isinstance(p, Slice) and is_stream(p)]
+    if not streams:
         yield source
         return
     from ..system.files import remove_stale_temporaries
 
     remove_stale_temporaries(tempfile.gettempdir())
-    fd, tmp = tempfile.mkstemp(prefix=f".hsw2v-{os.getpid()}-stdin-", suffix=".tmp")
+    copies: dict[str, str] = {}
     try:
+        for stream in streams:
+            fd, tmp = tempfile.mkstemp(prefix=f".hsw2v-{os.getpid()}-stdin-", suffix=".tmp")
+            copies[stream] = tmp
+            try:
+                with os.fdopen(fd, "wb") as out, open_corpus(stream) as f:
+                    shutil.copyfileobj(f, out, 1 << 20)
+            except OSError as e:
+                raise HSW2VError(f"{stream}: cannot keep a copy of it in {os.path.dirname(tmp)}: "
+                                 f"{e.strerror or e}") from None
         try:
-            with os.fdopen(fd, "wb") as out:
-                shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
-        except OSError as e:
-            raise HSW2VError(f"-: cannot keep a copy of stdin in {os.path.dirname(tmp)}: "
-                             f"{e.strerror or e}") from None
-        try:
-            yield tmp if isinstance(source, str) else [tmp if p == "-" else p for p in source]
+            yield (copies[source] if isinstance(source, str)
+                   else [copies.get(p, p) if isinstance(p, str) else p for p in source])
         except HSW2VError as e:  # name the input as the user gave it
-            raise HSW2VError(str(e).replace(tmp, "-")) from None
+            message = str(e)
+            for stream, tmp in copies.items():
+                message = message.replace(tmp, stream)
+            raise HSW2VError(message) from None
     finally:
-        os.unlink(tmp)
+        for tmp in copies.values():
+            if os.path.exists(tmp):
+                os.unlink(tmp)

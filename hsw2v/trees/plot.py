@@ -1,6 +1,6 @@
 """A picture of a tree's top levels (``hsw2v tree MODEL --plot tree.png``), each
 node labelled with the most frequent words below it, so that a reader sees what
-the first branches separate. Needs matplotlib (``pip install 'hsw2v[plot]'``);
+the first branches separate. Needs matplotlib (``pip install matplotlib``);
 no pyplot state is touched, so a notebook's backend is left alone."""
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def plot_tree(model: Model, path: str, levels: int = 4, words: int = 3) -> dict[
     try:
         from matplotlib.figure import Figure
     except ImportError:
-        raise HSW2VError(f"{param('plot')} needs matplotlib: pip install 'hsw2v[plot]'") from None
+        raise HSW2VError(f"{param('plot')} needs matplotlib: pip install matplotlib") from None
     labels = top_words(model, levels, words)
     drawn = _layout(model, levels)
     v = model.tree.n_leaves
