@@ -647,3 +647,18 @@ def test_reach_lists_the_nodes_on_every_code_of_a_word():
             assert list(i0[o0[w]:o0[w + 1]]) == [w]
             assert sorted(i1[o1[w]:o1[w + 1]]) == sorted(want), (tree.kind, w)
         assert sorted(got.hot) == list(range(leaves - 1))  # fewer than HOT_NODES: all
+
+
+def test_the_default_round_length_follows_the_corpus():
+    """Unless told, a round is the kind's length, but an epoch gives at least 32 of
+    them (a 2M-word corpus trained 3 rounds a worker an epoch and lost quality: see
+    the Dask benchmarks page), and none is shorter than 1,000 words."""
+    from hsw2v.distributed.driver import default_round_words
+    from hsw2v.settings import TrainSettings
+    from hsw2v.training.kinds import model_kinds
+
+    for name, kind in model_kinds.items():
+        s = TrainSettings(arch=name).resolved()
+        assert default_round_words(s, 2_000_000) == min(kind.round_words, 62_500)
+        assert default_round_words(s, 10**10) == kind.round_words
+        assert default_round_words(s, 5_000) == 1_000

@@ -152,6 +152,9 @@ def on_cluster(c: Any, value: Any, name: str) -> Any:
         return c.submit(_value, value, key=task_key(name))
 
 
+ROUNDS_PER_EPOCH = 32
+"""At least this many slices an epoch by default, 16 for each of 2 workers (see
+:func:`default_round_words`)."""
 MIN_ROUND_WORDS = 1_000
 """The shortest round allowed: each round costs about 20 ms of scheduling and
 combining, so rounds of a few words would spend the run on that (1 word a round:
@@ -181,7 +184,8 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
     :func:`hsw2v.runs.trainer.train_locally`, with ``threads`` per worker (default: a
     LocalCluster's share of the cores, or the workers' own thread count), and
     ``round_words`` the words each worker trains a round (default: the model kind's,
-    :attr:`hsw2v.training.kinds.ModelKind.round_words`). ``checkpoint`` saves the
+    :attr:`hsw2v.training.kinds.ModelKind.round_words`, or less on a small corpus: see
+    :func:`default_round_words`). ``checkpoint`` saves the
     global weights and the run's position between rounds (gathered to the client
     every ``checkpoint_every`` minutes and after each epoch); ``resume`` continues
     such a run, with the same result."""
@@ -214,8 +218,8 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
             tree_builders[s.tree].ready(s)
         pending: list = []
         try:
-            return _train(c, list(corpus), s, round_words or model_kind(s.arch).round_words, count_memory,
-                          progress, pending, saver, state)
+            return _train(c, list(corpus), s, round_words, count_memory, progress, pending, saver,
+                          state)
         except KeyboardInterrupt:
             c.cancel(pending)
             raise
@@ -227,7 +231,19 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
             raise HSW2VError(f"the Dask cluster failed: {' '.join(str(e).split())}") from None
 
 
-def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_memory: int | None,
+def default_round_words(s: TrainSettings, per_epoch: int) -> int:
+    """The words a worker trains a round unless told: the model kind's
+    (:attr:`~hsw2v.training.kinds.ModelKind.round_words`), but no more than cuts an
+    epoch into :data:`ROUNDS_PER_EPOCH` slices, and at least :data:`MIN_ROUND_WORDS`.
+    Fewer, longer rounds cost a small corpus quality: the workers' copies drift apart
+    for longer between combinations. (It depends on the corpus only, not on the
+    workers, so that a resumed run cuts its epochs as the first did.)"""
+    share = per_epoch // ROUNDS_PER_EPOCH
+    return max(MIN_ROUND_WORDS, min(model_kind(s.arch).round_words, share))
+
+
+def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int | None,
+           count_memory: int | None,
            progress: bool, pending: list, saver: Checkpoints | None,
            state: tuple[Model, Position] | None) -> Model:
     """Count, build the tree, train in rounds (see :func:`train_on_dask`)."""
@@ -251,6 +267,7 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int, count_
     tree = state[0].tree if state else build_tree(s.tree, TreeInputs(vocab.words, vocab.counts, s))
     matrix_names = list(model_kind(s.arch).matrices(len(vocab), s.dim, s))  # the kind's own
     per_epoch = vocab.total
+    round_words = round_words or default_round_words(s, per_epoch)
     slices = epoch_slices(shards, sizes, round_words, per_epoch / tokens)
     plan = Job(uuid.uuid4().hex, vocab, tree, s, s.epochs * per_epoch, row_visits(vocab, tree, s))
     job = on_cluster(c, plan, "job")
