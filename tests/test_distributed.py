@@ -662,3 +662,44 @@ def test_the_default_round_length_follows_the_corpus():
         assert default_round_words(s, 2_000_000) == min(kind.round_words, 62_500)
         assert default_round_words(s, 10**10) == kind.round_words
         assert default_round_words(s, 5_000) == 1_000
+
+
+def test_losing_the_last_worker_ends_the_run_with_one_line(tmp_path):
+    """An external cluster's only worker dies mid-run: the client waits
+    HSW2V_DASK_WORKER_WAIT seconds for another, then ends with one line; the
+    checkpoint it saved before stays, and loads."""
+    from hsw2v.runs.checkpoint import load_checkpoint
+
+    write_shards(tmp_path / "shards", n=2, sentences=6000)
+    scheduler, address = start_scheduler(tmp_path)
+    worker = subprocess.Popen([*DASK, "worker", address, "--nthreads", "1", "--no-nanny",
+                               "--host", "127.0.0.1", "--no-dashboard"], **QUIET)
+    try:  # (no nanny: it would start the worker again)
+        with distributed.Client(address) as client:
+            client.wait_for_workers(1, timeout=60)
+        pid = worker.pid
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        env["HSW2V_DASK_WORKER_WAIT"] = "3"
+        proc = subprocess.Popen([*hsw2v_command(), "train", str(tmp_path / "shards"), "--engine",
+                                 "dask", "--scheduler", address, "--min-count", "1", "--dim", "16",
+                                 "--epochs", "500", "--round-words", "2000", "--threads", "1",
+                                 "--checkpoint", "ck.npz", "--checkpoint-every", "0",
+                                 "-o", "v.txt"],
+                                cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "ck.npz").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert (tmp_path / "ck.npz").exists()
+        os.kill(pid, signal.SIGKILL)
+        _, err = proc.communicate(timeout=90)
+    finally:
+        for p in (worker, scheduler):
+            p.kill()
+            p.wait(30)
+    result = subprocess.CompletedProcess(proc.args, proc.returncode, "", err.decode())
+    line = one_line_error(result)
+    assert "lost its last worker" in line and "3 s" in line
+    assert not (tmp_path / "v.txt").exists()
+    model, position = load_checkpoint(str(tmp_path / "ck.npz"))
+    assert position.words > 0 and np.isfinite(model.vectors).all()

@@ -231,6 +231,39 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
             raise HSW2VError(f"the Dask cluster failed: {' '.join(str(e).split())}") from None
 
 
+WORKER_WAIT_SECONDS = 60.0
+"""How long a run waits, once its cluster has no worker left, for one to join
+before it ends with one line (``HSW2V_DASK_WORKER_WAIT`` sets it, in seconds)."""
+
+
+def worker_wait() -> float:
+    """:data:`WORKER_WAIT_SECONDS`, or ``HSW2V_DASK_WORKER_WAIT`` where set."""
+    try:
+        return max(0.0, float(os.environ.get("HSW2V_DASK_WORKER_WAIT", WORKER_WAIT_SECONDS)))
+    except ValueError:
+        return WORKER_WAIT_SECONDS
+
+
+def _result(c: Any, future: Any) -> Any:
+    """``future.result()``, but a cluster without workers for :func:`worker_wait`
+    seconds ends the run with one line (its tasks would wait for ever)."""
+    alone_since = None
+    while True:
+        try:
+            return future.result(timeout=1.0)
+        except (TimeoutError, asyncio.TimeoutError):
+            pass
+        raise_pending()
+        if c.scheduler_info()["workers"]:
+            alone_since = None
+        elif alone_since is None:
+            alone_since = time.monotonic()
+        elif time.monotonic() - alone_since > worker_wait():
+            raise HSW2VError(f"the Dask cluster lost its last worker, and none joined in "
+                             f"{worker_wait():g} s; a checkpoint, if asked for, holds the last "
+                             "saved state (--resume continues from it)")
+
+
 def default_round_words(s: TrainSettings, per_epoch: int) -> int:
     """The words a worker trains a round unless told: the model kind's
     (:attr:`~hsw2v.training.kinds.ModelKind.round_words`), but no more than cuts an
@@ -305,7 +338,7 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int | None,
         raise_pending()
         if number >= first_from_anchor:
             previous.clear()
-        for n, loss, ex, rows in (t.result() for t in totals):
+        for n, loss, ex, rows in (_result(c, t) for t in totals):
             losses.add(epoch, loss, ex)
             done += n
             held += rows
@@ -333,13 +366,13 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int | None,
 
     # Slices a round: fixed (and kept in checkpoints), so that a lost worker
     # changes where the tasks run, never what they compute.
-    width = at.round_slices or len(c.scheduler_info()["workers"])
+    width = at.round_slices or max(1, len(c.scheduler_info()["workers"]))
 
     def save(epoch: int, next_slice: int) -> None:  # every round submitted, counted
         while rounds:
             account(*rounds.pop(0))
         reanchor(now=True)
-        w = anchor.result()
+        w = _result(c, anchor)
         saver.save(Model(vocab, tree, w.syn0, w.syn1, s, extra=dict(zip(matrix_names, w.extra))),
                    Position(per_epoch, False, epoch, next_slice, 0, done, loss_sum, examples,
                             [], width))
@@ -379,7 +412,7 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int | None,
         while rounds:
             account(*rounds.pop(0))
         reanchor(now=True)
-        final = anchor.result()
+        final = _result(c, anchor)
         c.run(release, plan.token)  # the workers' copies of this run's weights
     finally:
         bar.close()
