@@ -143,7 +143,8 @@ def test_to_gensim_gives_the_same_words_counts_vectors_and_neighbours(sentences)
 def test_to_gensim_without_gensim_says_how_to_get_it(tmp_path):
     code = ("import sys; sys.modules['gensim'] = None\n"
             "import hsw2v\n"
-            "m = hsw2v.train([['a', 'b', 'a']] * 20, min_count=1, dim=4, epochs=1, progress=False)\n"
+            "m = hsw2v.train([['a', 'b', 'a']] * 20, min_count=1, dim=4, epochs=1, sample=0,\n"
+            "                progress=False)\n"
             "try:\n    m.to_gensim()\nexcept hsw2v.HSW2VError as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
                          check=True)

@@ -1,5 +1,7 @@
 """The trained model and its files: ``Model`` (prediction, neighbours), the model
 file (``.npz``, never unpickled), word2vec text and binary vectors files
-(``word2vec_format``), ``Vectors``, and the default output names.
+(``word2vec_format``, with their formatting kernels in ``text_rows``), ``Vectors``,
+their fast-loading copies in the user's cache directory (``vectors_cache``), and the
+default output names.
 
 May import: every layer below ``hsw2v.settings`` and the settings."""
