@@ -198,14 +198,18 @@ def test_a_signal_that_leaves_a_queue_locked_does_not_hang(work, where):
     assert done.stdout.strip() == "interrupted", done.stderr
 
 
-def test_sigterm_cleans_up_like_ctrl_c(work):
+@pytest.mark.parametrize("name, code, word", [("SIGTERM", 143, "terminated"),
+                                              ("SIGHUP", 129, "hung up")])
+def test_sigterm_and_sighup_clean_up_like_ctrl_c(work, name, code, word):
+    """SIGTERM, and SIGHUP (a closed terminal or SSH session) alike: one line, the
+    signal's exit status, no output replaced, no temporary left."""
     before = snapshot(work)
     proc = start_training(work)
     assert list((work / "tmp").iterdir())  # the stdin copy exists while it runs
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(getattr(signal, name))
     err = proc.stderr.read().decode()
-    assert proc.wait(60) == 143
-    assert err.replace("\r", "\n").strip().splitlines()[-1] == "hsw2v: error: terminated"
+    assert proc.wait(60) == code
+    assert err.replace("\r", "\n").strip().splitlines()[-1] == f"hsw2v: error: {word}"
     assert "Traceback" not in err
     assert snapshot(work) == before and list((work / "tmp").iterdir()) == []
 
@@ -620,18 +624,6 @@ def test_huge_values_and_queries_that_cancel(work):
     assert got["z"] == pytest.approx(ref[0] @ ref[2], abs=1e-5)
     assert_refused(work, ["similar", "x", "--vectors", "huge.txt", "--negative", "x"], "cancel")
     assert_refused(work, ["score", "c.txt", "--model", "m.npz", "--window", "0"], "window")
-
-
-def test_sighup_cleans_up_like_sigterm(work):
-    before = snapshot(work)
-    proc = start_training(work)
-    assert list((work / "tmp").iterdir())
-    proc.send_signal(signal.SIGHUP)
-    err = proc.stderr.read().decode()
-    assert proc.wait(60) == 129
-    assert err.replace("\r", "\n").strip().splitlines()[-1] == "hsw2v: error: hung up"
-    assert "Traceback" not in err
-    assert snapshot(work) == before and list((work / "tmp").iterdir()) == []
 
 
 def test_messages_that_said_the_wrong_thing(work):

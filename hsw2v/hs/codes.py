@@ -53,10 +53,12 @@ def any_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scr
     return hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim)
 
 
-def step_of(paths: FlatPaths | FlatCodes):
-    """The SGD step for paths like ``paths``: :func:`any_code_step` for a
-    :class:`FlatCodes`, :func:`hs_step` for a :class:`FlatPaths`."""
-    return any_code_step if isinstance(paths, FlatCodes) else hs_step
+def step_of(paths: FlatPaths | FlatCodes | bool):
+    """The SGD step for paths like ``paths`` (or for paths with several codes a word,
+    if ``paths`` is True): :func:`any_code_step` for a :class:`FlatCodes`,
+    :func:`hs_step` for a :class:`FlatPaths`."""
+    codes = paths if isinstance(paths, bool) else isinstance(paths, FlatCodes)
+    return any_code_step if codes else hs_step
 
 
 def target_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):

@@ -23,9 +23,8 @@ import numpy as np
 from numba import literally, njit
 from numba.extending import overload
 
-from ..hs.codes import any_code_step
+from ..hs.codes import step_of
 from ..hs.flat import FlatCodes
-from ..hs.softmax import hs_step
 from ..jit.helpers import KERNEL, for_dim, prefetch_row, specialised, with_globals
 from .kinds import ModelKind, kind_of_config
 from .state import State, Weights
@@ -190,7 +189,7 @@ def centre_of(kind: ModelKind, codes: bool = False) -> Any:
     """``kind``'s centre step (an ``inline="always"`` numba function) with the SGD
     step for paths with several codes a word or one (:func:`hsw2v.hs.codes.step_of`)
     in place of :func:`hsw2v.hs.codes.target_step`."""
-    return specialised(kind.steps().centre, target_step=any_code_step if codes else hs_step)
+    return specialised(kind.steps().centre, target_step=step_of(codes))
 
 
 def block_kernel_of(kind: ModelKind, codes: bool = False) -> Any:
