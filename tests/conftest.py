@@ -6,11 +6,23 @@ import os
 import random
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY",
+                      os.path.join(tempfile.gettempdir(), "hsw2v-tests-hypothesis"))
+from hypothesis import settings
+
+settings.register_profile("hsw2v", derandomize=True, database=None)
+settings.register_profile("explore", database=None)
+settings.load_profile(os.environ.get("HSW2V_HYPOTHESIS_PROFILE", "hsw2v"))
+"""Property tests draw the same examples on every run (CI must not pass or fail by
+chance) and write no example database into the checkout; HSW2V_HYPOTHESIS_PROFILE=explore
+draws fresh examples."""
 
 
 @pytest.fixture(autouse=True, scope="session")
