@@ -166,7 +166,8 @@ def count_words(path: Source, progress: bool = False, spool: TokenSpool | None =
         if not spills and len(live) <= 1:
             merged = kept_types(live[0] if live else tables[0], min_count)
         else:
-            merged = merge_counts(live, spills, min_count, threads, memory // (2 * threads))
+            merged = merge_counts(live, spills, min_count, threads,
+                                  memory - sum(t.nbytes for t in live))
     finally:
         for spill in spills:
             spill.close()

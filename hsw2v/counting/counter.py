@@ -60,6 +60,19 @@ class CountTable:
         self.n_types = 0
         self.used = 0
 
+    @classmethod
+    def sized(cls, n_bytes: int, n_types: int) -> CountTable:
+        """An empty table with room for exactly ``n_bytes`` word bytes and
+        ``n_types`` types (a merge knows both)."""
+        t = cls.__new__(cls)
+        t.generation, t.n_types, t.used = 0, 0, 0
+        t.arena = np.empty(n_bytes, dtype=np.uint8)
+        t.offsets = np.zeros(n_types + 1, dtype=np.int64)
+        t.counts = np.zeros(n_types, dtype=np.int64)
+        t.first = np.zeros(n_types, dtype=np.int64)
+        t.table = np.full(1 << (2 * n_types).bit_length(), -1, dtype=np.int32)
+        return t
+
     @property
     def arrays(self) -> TypeArrays:
         return TypeArrays(self.arena, self.offsets, self.counts, self.first)
@@ -267,9 +280,9 @@ def concatenated(parts: list[TypeArrays]) -> TypeArrays:
 
 
 def merge_counts(tables: list[CountTable], spills: list[Spill], min_count: int, threads: int,
-                 group_bytes: int) -> Merged:
+                 memory: int) -> Merged:
     """Merge counting tables in memory and spilled ones, exactly, keeping the types
-    with count ≥ min_count.
+    with count ≥ min_count, in about ``memory`` bytes beyond the tables'.
 
     In memory, the largest table takes in the others' types that it holds, in place
     (:func:`fold`: lookups, no copies); the types it lacks are merged by partition
@@ -277,7 +290,7 @@ def merge_counts(tables: list[CountTable], spills: list[Spill], min_count: int, 
     spill, everything is merged by partition."""
     live = [t for t in tables if t.n_types]
     if spills or len(live) < 2:
-        return merge_partitions(live, spills, min_count, threads, group_bytes)
+        return merge_partitions(live, spills, min_count, threads, memory)
     base = max(live, key=lambda t: t.n_types)
     rest = [t for t in live if t is not base]
     found = [fold(base, t, threads) for t in rest]
@@ -289,7 +302,7 @@ def merge_counts(tables: list[CountTable], spills: list[Spill], min_count: int, 
         rel_other[rel_other >= 0] += n_base
         merged = Merged(others, int(new.sum()), {rest[0].generation: rel_other})
     else:
-        merged = merge_partitions(rest, [], min_count, threads, group_bytes, found, n_base)
+        merged = merge_partitions(rest, [], min_count, threads, memory, found, n_base)
     for t, f in zip(rest, found):
         ids = merged.table_ids[t.generation]
         at = np.flatnonzero(f >= 0)
@@ -299,13 +312,24 @@ def merge_counts(tables: list[CountTable], spills: list[Spill], min_count: int, 
                   merged.table_ids)
 
 
+MERGE_BYTES_PER_TYPE = 72
+"""What merging takes for each source type of a group, at most: the merged table
+(counts, first keys, offsets and hash slots: 40 bytes), the source's id map (4) and
+its segment read back from a spill (28), besides the words' bytes (twice: the
+merged table's arena and the segment)."""
+
+
 def merge_partitions(live: list[CountTable], spills: list[Spill], min_count: int, threads: int,
-                     group_bytes: int, skip: list[np.ndarray] | None = None,
+                     memory: int, skip: list[np.ndarray] | None = None,
                      first_id: int = 0) -> Merged:
     """Merge counting tables in memory and spilled ones, exactly: ``threads`` threads
-    each merge a run of partitions at a time (about ``group_bytes`` of tables),
-    keeping the types with count ≥ min_count, numbered from ``first_id``. The types
-    of ``live[i]`` with ``skip[i] >= 0`` are left out (and their ids untouched)."""
+    each merge a run of partitions at a time, keeping the types with count ≥
+    min_count, numbered from ``first_id``. The types of ``live[i]`` with
+    ``skip[i] >= 0`` are left out (and their ids untouched).
+
+    ``memory`` bounds what the merge adds to the live tables: each type's id map
+    (the result, 4 bytes a type of every table), then the runs being merged, which
+    are as many as it takes for ``threads`` of them to fit in the rest."""
     n_part = np.zeros(N_PARTS, dtype=np.int64)
     b_part = np.zeros(N_PARTS, dtype=np.int64)
     parts = []
@@ -317,17 +341,20 @@ def merge_partitions(live: list[CountTable], spills: list[Spill], min_count: int
     for s in spills:
         n_part += np.diff(s.types)
         b_part += np.diff(s.bytes)
-    cost = 64 * n_part + b_part  # about what a merging table takes
-    groups = _groups(cost, -(-int(cost.sum()) // group_bytes), threads)
     maps = {t.generation: np.full(t.n_types, -1, dtype=np.int32) for t in live}
     maps.update({s.generation: np.full(s.n, -1, dtype=np.int32) for s in spills})
+    fixed = sum(m.nbytes for m in maps.values()) + sum(p.nbytes for p in parts)
+    cost = MERGE_BYTES_PER_TYPE * n_part + 2 * b_part
+    room = max((memory - fixed) // threads, 1 << 20)
+    groups = _groups(cost, -(-int(cost.sum()) // room), threads)
     results: list = [None] * len(groups)
-    no_parts = np.empty(0, dtype=np.int32)
+    no_parts, identity = np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int32)
 
     def merge_group(g: int) -> None:
+        """Merge the group's types; its ids in ``maps`` become its kept types' (-1:
+        dropped), numbered from 0 (:func:`number_group` adds the group's base)."""
         lo, hi = groups[g]
-        dst = CountTable()
-        dst.reserve(int(b_part[lo:hi].sum()), int(n_part[lo:hi].sum()))
+        dst = CountTable.sized(int(b_part[lo:hi].sum()), int(n_part[lo:hi].sum()))
         for t, part in zip(live, parts):  # the first table's words are all new
             dst.n_types, dst.used = merge_types(t.arrays, t.n_types, part, lo, hi, dst.arrays,
                                                 dst.table, dst.n_types, dst.used, maps[t.generation],
@@ -339,23 +366,33 @@ def merge_partitions(live: list[CountTable], spills: list[Spill], min_count: int
             dst.n_types, dst.used = merge_types(seg, len(seg.counts), no_parts, 0, 0, dst.arrays,
                                                 dst.table, dst.n_types, dst.used, to_dst,
                                                 not live and s is spills[0])
+            del seg
             spilled.append((s, to_dst))
-        results[g] = (*_kept(dst, min_count), dst.n_types, spilled)
+        n_merged = dst.n_types
+        kept, rel = _kept(dst, min_count)
+        del dst
+        for t, part in zip(live, parts):
+            relabel(maps[t.generation], part, lo, hi, rel, 0)
+        for s, to_dst in spilled:
+            maps[s.generation][s.ids(lo, hi)] = rel[to_dst]
+        results[g] = (kept, n_merged)
 
     run_parallel(merge_group, len(groups), threads)
     base = first_id + np.concatenate([[0], np.cumsum([len(r[0].counts) for r in results])])
 
-    def relabel_group(g: int) -> None:  # ids in the group, then after the groups before
+    def number_group(g: int) -> None:
         lo, hi = groups[g]
-        _, rel, _, spilled = results[g]
+        if base[g] == 0:
+            return
         for t, part in zip(live, parts):
-            relabel(maps[t.generation], part, lo, hi, rel, base[g])
-        for s, to_dst in spilled:
-            ids = rel[to_dst]
-            maps[s.generation][s.ids(lo, hi)] = np.where(ids >= 0, ids + base[g], -1)
+            relabel(maps[t.generation], part, lo, hi, identity, base[g])
+        for s in spills:
+            at = s.ids(lo, hi)
+            ids = maps[s.generation][at]
+            maps[s.generation][at] = np.where(ids >= 0, ids + base[g], -1)
 
-    run_parallel(relabel_group, len(groups), threads)
-    return Merged(concatenated([r[0] for r in results]), sum(r[2] for r in results), maps)
+    run_parallel(number_group, len(groups), threads)
+    return Merged(concatenated([r[0] for r in results]), sum(r[1] for r in results), maps)
 
 
 def _groups(cost: np.ndarray, at_least: int, threads: int) -> list[tuple[int, int]]:

@@ -181,10 +181,11 @@ def partition_of(arena, offsets, n, skip, out, types, nbytes):
 @njit(**JIT)
 def relabel(ids, part, lo_part, hi_part, new_ids, base):
     """``ids[i] = new_ids[ids[i]] + base`` for the entries whose partition lies in
-    ``lo_part..hi_part-1`` (-1 stays -1 in ``new_ids``)."""
+    ``lo_part..hi_part-1`` (-1 stays -1 in ``new_ids``; an empty ``new_ids``
+    leaves the ids as they are, and -1 stays -1)."""
     for i in range(len(ids)):
         if lo_part <= part[i] < hi_part:
-            w = new_ids[ids[i]]
+            w = ids[i] if len(new_ids) == 0 or ids[i] < 0 else new_ids[ids[i]]
             ids[i] = w + base if w >= 0 else -1
 
 
