@@ -1,15 +1,18 @@
 """Scale benchmark: a synthetic Zipf corpus of 200M tokens in shards, counted and
-trained for one epoch, each step in its own process (peak RSS from wait4).
+trained for one epoch, each step in its own process (peak RSS: its VmHWM at exit).
 
     python scripts/bench_scale.py [--tokens 200M] [--exponent 1.1] [--runs 3]
                                   [--small 20M] [--count-memory 200M] [--corpus DIR]
+    python scripts/bench_scale.py --bounded-only [--small 20M] [--count-memory 50M,100M,200M]
 
 It writes the corpus under $TMPDIR (about 4 bytes a token) and deletes it at the
 end (``--corpus DIR``: use shards already written by ``scripts/zipf_corpus.py``
 with those --tokens and --exponent, and keep them). Printed: counting words/s with 1 and 2 threads (the median of the per-run
 ratios), peak RSS, the token spool's bytes per token, training words/s and peak
 RSS for one epoch; and on a smaller corpus (--small), the peak RSS of counting
-with and without --count-memory, and whether both give the same vocabulary.
+with and without --count-memory (each of a comma-separated list), its growth over
+a 6-word corpus's run (the interpreter, numpy and the kernels), and whether each
+gives the same vocabulary. ``--bounded-only`` runs just that last step.
 """
 from __future__ import annotations
 
@@ -25,7 +28,20 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from zipf_corpus import parse_count, write_corpus
 
-HSW2V = [sys.executable, "-m", "hsw2v"]
+PEAK_AT_EXIT = """
+import atexit, os, sys
+def peak():
+    with open("/proc/self/status") as status, open(os.environ["HSW2V_BENCH_PEAK"], "w") as out:
+        out.write(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
+atexit.register(peak)
+sys.argv[0] = "hsw2v"
+from hsw2v.cli import main
+main()
+"""
+"""hsw2v's CLI, writing its peak resident set (VmHWM, kB) to $HSW2V_BENCH_PEAK at exit.
+Not wait4's ru_maxrss: that counts the resident set this (larger) process had
+when it forked the child, before the exec."""
+HSW2V = [sys.executable, "-c", PEAK_AT_EXIT]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # this checkout's hsw2v, here and in the children
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}
@@ -33,16 +49,18 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.enviro
 
 def run(args: list[str], cwd: str) -> tuple[float, int, str]:
     """Seconds, peak RSS (bytes) and stderr of ``hsw2v ARGS`` in its own process."""
+    peak_file = os.path.join(cwd, ".peak")
     start = time.perf_counter()
-    proc = subprocess.Popen([*HSW2V, *args], cwd=cwd, env=ENV, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    proc = subprocess.run([*HSW2V, *args], check=False, cwd=cwd,
+                          env={**ENV, "HSW2V_BENCH_PEAK": peak_file},
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     seconds = time.perf_counter() - start
     if proc.returncode:
-        raise SystemExit(f"hsw2v {' '.join(args)} failed:\n{err}")
-    return seconds, usage.ru_maxrss * 1024, err
+        raise SystemExit(f"hsw2v {' '.join(args)} failed:\n{proc.stderr}")
+    with open(peak_file) as f:
+        peak = int(f.read()) * 1024
+    os.unlink(peak_file)
+    return seconds, peak, proc.stderr
 
 
 def read(directory: str, name: str) -> bytes:
@@ -60,6 +78,35 @@ def spool_bytes_per_token(corpus: str) -> tuple[float, int, int]:
         return spool.bytes / counts.tokens, counts.tokens, counts.n_types
 
 
+def bounded_counting(small: str, small_tokens: int, budgets: list[str], work: str) -> None:
+    """Peak RSS of ``vocab`` on ``small`` unbounded and with each budget, over a
+    6-word corpus's peak; prints a table."""
+    with open(os.path.join(work, "tiny.txt"), "w") as f:
+        f.write("a b c d e f\n")
+    base = min(run(["vocab", "tiny.txt", "--min-count", "1", "-o", "tiny-vocab.txt"], work)[1]
+               for _ in range(3))
+    rows = []
+    for memory in (None, *budgets):
+        extra = ["--count-memory", memory] if memory else []
+        out = f"small-{memory or 'unbounded'}.txt"
+        seconds, peak, err = run(["vocab", small, "--threads", "2", "-o", out, *extra], work)
+        rows.append((memory, seconds, peak, read(work, out), err.strip().splitlines()[-1]))
+    print(f"\n`vocab --threads 2` on {small_tokens / 1e6:.0f}M tokens ({rows[0][4]}); "
+          f"a 6-word corpus peaks at {base / 2**20:.0f} MiB\n")
+    print("| `--count-memory` | seconds | peak RSS | growth | growth / budget | same vocabulary |")
+    print("|---|---|---|---|---|---|")
+    for memory, seconds, peak, vocab, _ in rows:
+        ratio = f"{(peak - base) / parse_size(memory):.2f}" if memory else "-"
+        print(f"| {memory or 'unbounded'} | {seconds:.1f} | {peak / 2**20:.0f} MiB | "
+              f"{(peak - base) / 2**20:.0f} MiB | {ratio} | {vocab == rows[0][3]} |")
+
+
+def parse_size(text: str) -> int:
+    from hsw2v.settings import parse_size as parse
+
+    return parse(text, "count_memory")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", default="200M")
@@ -69,11 +116,18 @@ def main() -> None:
     parser.add_argument("--count-memory", default="200M")
     parser.add_argument("--dim", type=int, default=100)
     parser.add_argument("--corpus", help="existing shards to use instead of writing them")
+    parser.add_argument("--bounded-only", action="store_true",
+                        help="only the peak RSS of bounded counting on the --small corpus")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="hsw2v-bench-scale-")
     try:
         big, small = args.corpus or os.path.join(work, "big"), os.path.join(work, "small")
         os.makedirs(small)
+        budgets = args.count_memory.split(",")
+        if args.bounded_only:
+            write_corpus(small, parse_count(args.small), shards=4, exponent=args.exponent)
+            bounded_counting(small, parse_count(args.small), budgets, work)
+            return
         tokens = parse_count(args.tokens)
         start = time.perf_counter()
         if not args.corpus:
@@ -101,16 +155,6 @@ def main() -> None:
         summary = [ln for ln in err.splitlines() if " words x " in ln]
         small_tokens = parse_count(args.small)
         write_corpus(small, small_tokens, shards=4, exponent=args.exponent)
-        bounded = {}
-        for memory in (None, args.count_memory):
-            extra = ["--count-memory", memory] if memory else []
-            out = f"small-{memory or 'unbounded'}.txt"
-            _, small_peak, small_err = run(["vocab", small, "--threads", "2", "-o", out, *extra],
-                                           work)
-            bounded[memory] = (small_peak, read(work, out),
-                               small_err.strip().splitlines()[-1])
-        # In this process, last: a child forked from a large process would inherit
-        # its peak RSS (ru_maxrss counts the memory the fork copied).
         per_token, counted, n_types = spool_bytes_per_token(big)
         print()
         print(f"| {tokens / 1e6:.0f}M tokens, {n_types / 1e6:.1f}M types | value |")
@@ -128,10 +172,7 @@ def main() -> None:
               f"{peak / 2**20:.0f} MiB |")
         if summary:
             print(f"| train summary | {summary[0]} |")
-        unbounded, capped = bounded[None], bounded[args.count_memory]
-        print(f"| `vocab` on {small_tokens / 1e6:.0f}M tokens ({unbounded[2]}) | peak RSS "
-              f"{unbounded[0] / 2**20:.0f} MiB unbounded, {capped[0] / 2**20:.0f} MiB with "
-              f"`--count-memory {args.count_memory}`; same vocabulary: {unbounded[1] == capped[1]} |")
+        bounded_counting(small, small_tokens, budgets, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -234,14 +234,14 @@ def test_threads_count_exactly_as_one(tmp_path, threads, min_count):
 
 @pytest.mark.parametrize(("threads", "min_count"), [(1, 1), (2, 1), (2, 3)])
 def test_bounded_counting_spills_and_stays_exact(tmp_path, threads, min_count):
-    """With 4 MiB for the tables, 400k tokens of 150k types spill to disk several
+    """With 4 MiB for the tables, 600k tokens of 225k types spill to disk several
     times and merge from there: the words, counts and first occurrences equal
     Counter's over the text, and the spool still decodes to the text's blocks."""
     import hsw2v.counting.counter
 
     rng = np.random.default_rng(11)
-    ranks = rng.zipf(1.05, 400_000) % 150_000
-    text = "\n".join(" ".join(f"w{r}" for r in ranks[i:i + 700]) for i in range(0, 400_000, 700))
+    ranks = rng.zipf(1.05, 600_000) % 400_000
+    text = "\n".join(" ".join(f"w{r}" for r in ranks[i:i + 700]) for i in range(0, 600_000, 700))
     path = tmp_path / "c.txt"
     path.write_text(text + "\n")
     want = Counter(text.split())
@@ -260,7 +260,7 @@ def test_bounded_counting_spills_and_stays_exact(tmp_path, threads, min_count):
         assert len(spills) > 3, spills  # it did spill, more than once per thread
         kept = {w: c for w, c in want.items() if c >= min_count}
         assert list(counts.as_dict().items()) == list(kept.items())
-        assert counts.n_types == len(want) and counts.tokens == 400_000
+        assert counts.n_types == len(want) and counts.tokens == 600_000
         ids = counts.type_ids(min_count=4)
         table = WordTable(counts.to_vocab(min_count=4).words)
         expected = [table.encode(b) for b in iter_blocks(str(path), block_bytes=1 << 16)]
@@ -268,11 +268,15 @@ def test_bounded_counting_spills_and_stays_exact(tmp_path, threads, min_count):
         assert len(got) == len(expected)
         assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
                    for a, b in zip(got, expected))
+        spills.clear()  # without a spool, the merge keeps no id maps: the same counts
+        alone = count_words(str(path), block_bytes=1 << 16, threads=threads,
+                            min_count=min_count, memory=4 << 20)
+        assert len(spills) > 3 and list(alone.as_dict().items()) == list(kept.items())
 
 
 MEASURE_COUNTING = """
 import sys, threading, time
-from hsw2v.counting.corpus import count_words
+from hsw2v.counting.corpus import TokenSpool, count_words
 from hsw2v.text.reader import corpus_files
 
 def rss():
@@ -282,6 +286,7 @@ def rss():
 files = corpus_files([sys.argv[1]])
 count_words(files, min_count=3, threads=2, memory=8 << 20)  # load every kernel first
 time.sleep(0.2)
+spool = TokenSpool() if sys.argv[3] == "spool" else None
 before, peak, done = rss(), [0], threading.Event()
 
 def watch():
@@ -292,7 +297,7 @@ def watch():
 watcher = threading.Thread(target=watch)
 watcher.start()
 memory = int(sys.argv[2]) << 20 if sys.argv[2] != "0" else None
-counts = count_words(files, min_count=3, threads=2, memory=memory)
+counts = count_words(files, min_count=3, threads=2, memory=memory, spool=spool)
 done.set()
 watcher.join()
 print(peak[0] - before, counts.n_types)
@@ -301,10 +306,12 @@ print(*sorted(counts.to_vocab(min_count=3).words))
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
-def test_count_memory_bounds_the_resident_set(tmp_path):
+@pytest.mark.parametrize("spool", ["spool", "no-spool"])
+def test_count_memory_bounds_the_resident_set(tmp_path, spool):
     """In a real process, counting 6M tokens of about 1.7M types: unbounded, the
     tables grow by about 115 MiB; with 48 MiB they spill and the resident set
-    grows by less than 1.3 × 48 MiB, and the vocabulary is the same."""
+    grows by at most 5% more than 48 MiB (the spool's id maps of every spilled
+    table included), and the vocabulary is the same."""
     rng = np.random.default_rng(7)
     ranks = rng.zipf(1.1, 6_000_000) % 10**9
     path = tmp_path / "zipf.txt"
@@ -313,14 +320,14 @@ def test_count_memory_bounds_the_resident_set(tmp_path):
         f.writelines(lines)
     runs = {}
     for budget in (0, 48):
-        out = subprocess.run([sys.executable, "-c", MEASURE_COUNTING, str(path), str(budget)],
+        out = subprocess.run([sys.executable, "-c", MEASURE_COUNTING, str(path), str(budget), spool],
                              capture_output=True, text=True, check=True, timeout=600).stdout
         growth, n_types = out.split("\n")[0].split()
         runs[budget] = (int(growth), int(n_types), out.split("\n")[1])
     assert runs[0][1] == runs[48][1] > 1_500_000
     assert runs[0][2] == runs[48][2]  # the same vocabulary, exactly
     assert runs[0][0] > 1.5 * (48 << 20), runs  # about 115 MiB
-    assert runs[48][0] < 1.3 * (48 << 20), runs
+    assert runs[48][0] < 1.05 * (48 << 20), runs
 
 
 @pytest.mark.parametrize("threads", [2, 3])

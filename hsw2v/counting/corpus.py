@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import HSW2VError
+from ..system.memory import map_large_allocations
 from ..system.progress import progress_bar
 from ..system.signals import raise_pending
 from ..text.reader import (
@@ -22,7 +23,7 @@ from ..text.reader import (
     iter_blocks,
     read_ahead,
 )
-from ..text.tokens import build_table, decode_spool, encode_block
+from ..text.tokens import build_table, count_tokens, decode_spool, encode_block
 from .counter import CountTable, Spill, grown, kept_types, merge_counts
 from .vocab import Vocab, pack_words
 
@@ -33,7 +34,8 @@ class WordCounts:
     (UTF-8 bytes, in no particular order) with their counts and first occurrences
     (a key that sorts in corpus order); the numbers of tokens and of distinct words
     (``n_types``, all of them); and ``table_ids``: for each counting table, each of
-    its types' index here or -1 (the token spool holds those tables' ids)."""
+    its types' index here or -1 (the token spool holds those tables' ids; counted
+    without a spool, the tables that spilled have none)."""
 
     word_bytes: np.ndarray
     offsets: np.ndarray
@@ -80,6 +82,12 @@ MAX_TYPES = 2**31 - 1
 """Distinct words a counting table may hold: type and word ids are int32."""
 
 
+SPILL_FACTOR = 1.4
+"""A table's share of the counting memory, times this, covers the table and the
+temporaries of spilling it (sorting its types by partition: 16 bytes a type, of
+the 40-odd it holds)."""
+
+
 def default_count_memory() -> int:
     """A quarter of the physical memory (1 GiB if it cannot be read)."""
     try:
@@ -102,7 +110,9 @@ def count_words(path: Source, progress: bool = False, spool: TokenSpool | None =
     after a spill, from disk, so the counts equal an unbounded count's.
     """
     memory = memory or default_count_memory()
-    share = max(memory // (2 * threads), 4 << 20)  # growing or spilling takes up to half more
+    map_large_allocations()
+    buffers = (2 + 2 * threads + (4 * threads if spool is not None else 0)) * block_bytes
+    share = max(int((memory - buffers) / (threads * SPILL_FACTOR)), 4 << 20)
     tables = [CountTable(t) for t in range(threads)]
     spills: list[Spill] = []
     blocks = enumerate(read_ahead(iter_blocks(path, block_bytes), depth=2 + threads))
@@ -121,7 +131,8 @@ def count_words(path: Source, progress: bool = False, spool: TokenSpool | None =
                     return
                 buf = np.frombuffer(block, dtype=np.uint8)
                 table = tables[t]
-                if table.size_after(len(buf), len(buf) // 2 + 1) > share and table.n_types:
+                n_tokens = count_tokens(buf)  # at most as many new words
+                if table.nbytes_after(len(buf), n_tokens) > share and table.n_types:
                     spill = Spill(table, spool_directory(spool))
                     with lock:
                         spills.append(spill)
@@ -131,7 +142,7 @@ def count_words(path: Source, progress: bool = False, spool: TokenSpool | None =
                 room = 4 * len(buf) + 8 if spool is not None and spool.usable else 0
                 if len(codes) < room:
                     codes = np.empty(room, dtype=np.uint8)
-                n, k = table.count(buf, b, codes[:room])
+                n, k = table.count(buf, b, codes[:room], n_tokens)
                 with turn:  # the spool takes the blocks in order
                     if spool is not None:  # (not whether it is usable: that may change)
                         turn.wait_for(lambda b=b: written[0] == b or failures)
@@ -167,7 +178,7 @@ def count_words(path: Source, progress: bool = False, spool: TokenSpool | None =
             merged = kept_types(live[0] if live else tables[0], min_count)
         else:
             merged = merge_counts(live, spills, min_count, threads,
-                                  memory - sum(t.nbytes for t in live))
+                                  memory - sum(t.nbytes for t in live), ids=spool is not None)
     finally:
         for spill in spills:
             spill.close()

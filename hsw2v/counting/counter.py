@@ -17,11 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import HSW2VError, param
+from ..system.memory import release_free_memory
 from ..text.tokens import (
     TypeArrays,
     build_table,
     count_block,
+    count_tokens,
     fold_types,
+    gather_band,
     gather_words,
     merge_types,
     partition_of,
@@ -33,13 +36,14 @@ KEY_SHIFT = 24
 
 
 def grown(a: np.ndarray, size: int) -> np.ndarray:
-    """``a`` copied into an array of at least ``size`` elements (doubling)."""
+    """``a`` copied into an array of at least ``size`` elements (doubling); the
+    new room is zero pages the OS maps when they are written."""
     out = np.zeros(max(size, 2 * len(a)), dtype=a.dtype)
     out[:len(a)] = a
     return out
 
 
-N_PARTS = 256
+N_PARTS = 1024
 """Words are split into this many partitions by hash for merging; a merge takes a
 run of consecutive partitions at a time."""
 
@@ -79,36 +83,40 @@ class CountTable:
 
     @property
     def nbytes(self) -> int:
-        """Memory the table holds."""
-        return sum(a.nbytes for a in (self.table, *self.arrays))
+        """Memory the table has written: its words, its types' counts, first keys and
+        offsets, and its hash table (the arrays' unused room is untouched)."""
+        return self.used + 24 * self.n_types + 4 * len(self.table)
 
-    def size_after(self, n_bytes: int, n_types: int) -> int:
-        """:attr:`nbytes` once :meth:`reserve` has made that room."""
+    def nbytes_after(self, n_bytes: int, n_types: int) -> int:
+        """The most :attr:`nbytes` can reach while :meth:`count` adds ``n_bytes``
+        word bytes and ``n_types`` types, the array being copied as it grows included."""
         need = self.n_types + n_types
-        arena = (len(self.arena) if len(self.arena) - self.used >= n_bytes
-                 else max(self.used + n_bytes, 2 * len(self.arena)))
-        per_type = len(self.counts) if len(self.counts) >= need else max(need, 2 * len(self.counts))
         slots = len(self.table) if 2 * need <= len(self.table) else 1 << (2 * need).bit_length()
-        return arena + 24 * per_type + 8 + 4 * slots
+        copy = max(self.used, 8 * self.n_types) if len(self.counts) < need else 0
+        return self.used + n_bytes + 24 * need + 4 * slots + copy
 
     def reserve(self, n_bytes: int, n_types: int) -> None:
         """Room for ``n_bytes`` more word bytes and ``n_types`` more types, with the
-        hash table at most half full."""
+        hash table at most half full. Arrays grow by doubling; their new room is not
+        written (the OS maps it when it is used)."""
         need = self.n_types + n_types
         if len(self.arena) - self.used < n_bytes:
             self.arena = grown(self.arena, self.used + n_bytes)
         if len(self.counts) < need:
-            self.counts, self.first = grown(self.counts, need), grown(self.first, need)
+            self.counts = grown(self.counts, need)
+            self.first = grown(self.first, need)
             self.offsets = grown(self.offsets, need + 1)
         if 2 * need > len(self.table):
+            self.table = None  # the old table goes before the new one is filled
             self.table = np.full(1 << (2 * need).bit_length(), -1, dtype=np.int32)
             build_table(self.arena, self.offsets[:self.n_types + 1], self.table)
 
-    def count(self, buf: np.ndarray, block: int, codes: np.ndarray) -> tuple[int, int]:
-        """Count the words of block number ``block``; with a non-empty ``codes``
-        (room for ``4 * len(buf) + 8`` bytes), also write its spool codes there.
-        Returns (tokens, spool bytes)."""
-        self.reserve(len(buf), len(buf) // 2 + 1)
+    def count(self, buf: np.ndarray, block: int, codes: np.ndarray,
+              tokens: int | None = None) -> tuple[int, int]:
+        """Count the words of block number ``block`` (``tokens`` of them, if known);
+        with a non-empty ``codes`` (room for ``4 * len(buf) + 8`` bytes), also write
+        its spool codes there. Returns (tokens, spool bytes)."""
+        self.reserve(len(buf), count_tokens(buf) if tokens is None else tokens)
         self.n_types, self.used, tokens, k = count_block(
             buf, self.table, self.arena, self.offsets, self.counts, self.first,
             block << KEY_SHIFT, self.n_types, self.used, codes)
@@ -134,32 +142,34 @@ class Spill:
         self.generation = table.generation
         n = self.n = table.n_types
         part, types, nbytes = table.partitions()
-        order = np.argsort(part, kind="stable").astype(np.int32)
-        del part
-        lengths = np.diff(table.offsets[:n + 1]).astype(np.int32)
         self.types = np.concatenate([[0], np.cumsum(types)])
         self.bytes = np.concatenate([[0], np.cumsum(nbytes)])
+        self.region = {"ids": 0, "counts": 4 * n, "first": 12 * n, "lengths": 20 * n,
+                       "bytes": 24 * n}
         self.file = tempfile.TemporaryFile(prefix="hsw2v-counts-", dir=directory)  # noqa: SIM115
-        self.region: dict[str, int] = {}
-        regions = {"ids": lambda: order, "counts": lambda: table.counts[order],
-                   "first": lambda: table.first[order], "lengths": lambda: lengths[order]}
         try:
-            for name, values in regions.items():  # one temporary at a time
-                self.region[name] = self.file.tell()
-                self.file.write(memoryview(np.ascontiguousarray(values())).cast("B"))
-            self.region["bytes"] = self.file.tell()
-            step = 1 << 20
-            for lo in range(0, n, step):
-                chunk = order[lo:lo + step]
-                size = int(lengths[chunk].sum())
-                out, offsets = np.empty(size, dtype=np.uint8), np.empty(len(chunk) + 1, dtype=np.int64)
-                gather_words(table.arena, table.offsets, chunk, out, offsets)
-                self.file.write(memoryview(out))
-            self.file.flush()
+            for lo, hi in _groups(28 * types + nbytes, SPILL_BANDS, 1):
+                self._write_band(table, part, lo, hi)
         except OSError as e:
             self.file.close()
             raise HSW2VError(f"cannot spill word counts to {directory or tempfile.gettempdir()}: "
                              f"{e.strerror or e}; free some space or raise {param('count_memory')}") from None
+
+    def _write_band(self, table: CountTable, part: np.ndarray, lo: int, hi: int) -> None:
+        """Gather partitions ``lo..hi-1`` (one pass over the table) and write each
+        region's stretch of them."""
+        a, b = int(self.types[lo]), int(self.types[hi])
+        type_at = self.types[lo:hi] - a
+        byte_at = self.bytes[lo:hi] - self.bytes[lo]
+        band = {"ids": np.empty(b - a, dtype=np.int32), "counts": np.empty(b - a, dtype=np.int64),
+                "first": np.empty(b - a, dtype=np.int64), "lengths": np.empty(b - a, dtype=np.int32)}
+        words = np.empty(int(self.bytes[hi] - self.bytes[lo]), dtype=np.uint8)
+        gather_band(table.arrays, part, lo, hi, type_at, byte_at, band["ids"], band["counts"],
+                    band["first"], band["lengths"], words)
+        fd = self.file.fileno()
+        for name, values in band.items():
+            _pwrite(fd, values, self.region[name] + a * values.itemsize)
+        _pwrite(fd, words, self.region["bytes"] + int(self.bytes[lo]))
 
     def _read(self, name: str, dtype, lo: int, hi: int) -> np.ndarray:
         size = np.dtype(dtype).itemsize
@@ -182,6 +192,19 @@ class Spill:
 
     def close(self) -> None:
         self.file.close()
+
+
+SPILL_BANDS = 8
+"""A spill gathers its types in this many runs of partitions, one at a time: its
+temporaries are an eighth of the table."""
+
+
+def _pwrite(fd: int, values: np.ndarray, offset: int) -> None:
+    """All of ``values``'s bytes at ``offset`` (os.pwrite may write fewer)."""
+    view = memoryview(values).cast("B")
+    while len(view):
+        done = os.pwrite(fd, view, offset)
+        view, offset = view[done:], offset + done
 
 
 def _pread(fd: int, size: int, offset: int) -> bytes:
@@ -280,9 +303,11 @@ def concatenated(parts: list[TypeArrays]) -> TypeArrays:
 
 
 def merge_counts(tables: list[CountTable], spills: list[Spill], min_count: int, threads: int,
-                 memory: int) -> Merged:
+                 memory: int, ids: bool = True) -> Merged:
     """Merge counting tables in memory and spilled ones, exactly, keeping the types
-    with count ≥ min_count, in about ``memory`` bytes beyond the tables'.
+    with count ≥ min_count, in about ``memory`` bytes beyond the tables'. Without
+    ``ids``, a merge of spilled tables leaves out their types' ids (``table_ids``),
+    which only a token spool needs.
 
     In memory, the largest table takes in the others' types that it holds, in place
     (:func:`fold`: lookups, no copies); the types it lacks are merged by partition
@@ -290,7 +315,7 @@ def merge_counts(tables: list[CountTable], spills: list[Spill], min_count: int, 
     spill, everything is merged by partition."""
     live = [t for t in tables if t.n_types]
     if spills or len(live) < 2:
-        return merge_partitions(live, spills, min_count, threads, memory)
+        return merge_partitions(live, spills, min_count, threads, memory, ids=ids)
     base = max(live, key=lambda t: t.n_types)
     rest = [t for t in live if t is not base]
     found = [fold(base, t, threads) for t in rest]
@@ -321,7 +346,7 @@ merged table's arena and the segment)."""
 
 def merge_partitions(live: list[CountTable], spills: list[Spill], min_count: int, threads: int,
                      memory: int, skip: list[np.ndarray] | None = None,
-                     first_id: int = 0) -> Merged:
+                     first_id: int = 0, ids: bool = True) -> Merged:
     """Merge counting tables in memory and spilled ones, exactly: ``threads`` threads
     each merge a run of partitions at a time, keeping the types with count ≥
     min_count, numbered from ``first_id``. The types of ``live[i]`` with
@@ -329,7 +354,8 @@ def merge_partitions(live: list[CountTable], spills: list[Spill], min_count: int
 
     ``memory`` bounds what the merge adds to the live tables: each type's id map
     (the result, 4 bytes a type of every table), then the runs being merged, which
-    are as many as it takes for ``threads`` of them to fit in the rest."""
+    are as many as it takes for ``threads`` of them to fit in the rest. Without
+    ``ids``, there are no id maps (``table_ids`` is empty)."""
     n_part = np.zeros(N_PARTS, dtype=np.int64)
     b_part = np.zeros(N_PARTS, dtype=np.int64)
     parts = []
@@ -341,8 +367,8 @@ def merge_partitions(live: list[CountTable], spills: list[Spill], min_count: int
     for s in spills:
         n_part += np.diff(s.types)
         b_part += np.diff(s.bytes)
-    maps = {t.generation: np.full(t.n_types, -1, dtype=np.int32) for t in live}
-    maps.update({s.generation: np.full(s.n, -1, dtype=np.int32) for s in spills})
+    maps = {t.generation: np.full(t.n_types if ids else 0, -1, dtype=np.int32) for t in live}
+    maps.update({s.generation: np.full(s.n if ids else 0, -1, dtype=np.int32) for s in spills})
     fixed = sum(m.nbytes for m in maps.values()) + sum(p.nbytes for p in parts)
     cost = MERGE_BYTES_PER_TYPE * n_part + 2 * b_part
     room = max((memory - fixed) // threads, 1 << 20)
@@ -362,7 +388,7 @@ def merge_partitions(live: list[CountTable], spills: list[Spill], min_count: int
         spilled = []
         for s in spills:
             seg = s.segment(lo, hi)
-            to_dst = np.empty(len(seg.counts), dtype=np.int32)
+            to_dst = np.empty(len(seg.counts) if ids else 0, dtype=np.int32)
             dst.n_types, dst.used = merge_types(seg, len(seg.counts), no_parts, 0, 0, dst.arrays,
                                                 dst.table, dst.n_types, dst.used, to_dst,
                                                 not live and s is spills[0])
@@ -371,11 +397,13 @@ def merge_partitions(live: list[CountTable], spills: list[Spill], min_count: int
         n_merged = dst.n_types
         kept, rel = _kept(dst, min_count)
         del dst
-        for t, part in zip(live, parts):
-            relabel(maps[t.generation], part, lo, hi, rel, 0)
-        for s, to_dst in spilled:
-            maps[s.generation][s.ids(lo, hi)] = rel[to_dst]
+        if ids:
+            for t, part in zip(live, parts):
+                relabel(maps[t.generation], part, lo, hi, rel, 0)
+            for s, to_dst in spilled:
+                maps[s.generation][s.ids(lo, hi)] = rel[to_dst]
         results[g] = (kept, n_merged)
+        release_free_memory()
 
     run_parallel(merge_group, len(groups), threads)
     base = first_id + np.concatenate([[0], np.cumsum([len(r[0].counts) for r in results])])
@@ -391,7 +419,10 @@ def merge_partitions(live: list[CountTable], spills: list[Spill], min_count: int
             ids = maps[s.generation][at]
             maps[s.generation][at] = np.where(ids >= 0, ids + base[g], -1)
 
-    run_parallel(number_group, len(groups), threads)
+    if ids:
+        run_parallel(number_group, len(groups), threads)
+    else:
+        maps = {}
     return Merged(concatenated([r[0] for r in results]), sum(r[1] for r in results), maps)
 
 

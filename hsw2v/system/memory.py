@@ -7,6 +7,24 @@ import sys
 
 _MADV_DONTNEED = 4
 _MADV_PAGEOUT = 21  # Linux ≥ 5.4
+_M_MMAP_THRESHOLD = -3
+MMAP_THRESHOLD = 1 << 20
+"""Allocations of this many bytes or more get pages of their own (see
+:func:`map_large_allocations`)."""
+
+
+def map_large_allocations() -> None:
+    """Give every allocation of MMAP_THRESHOLD bytes or more pages of its own, which
+    go back to the OS when it is freed (glibc's mallopt).
+
+    glibc otherwise raises its threshold after each large free (up to 32 MiB), so
+    that the counting pass's many arrays of a few MiB come from the heap, where
+    freed memory stays in the resident set: 15-30% more than a memory budget.
+    Setting the threshold keeps it fixed for the process."""
+    try:
+        ctypes.CDLL("libc.so.6").mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+    except (OSError, AttributeError):
+        pass
 
 
 def release_free_memory() -> None:

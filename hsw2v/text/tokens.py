@@ -34,6 +34,19 @@ def build_table(word_bytes, word_offsets, table):
 
 
 @njit(**JIT)
+def count_tokens(buf):
+    """The number of words in ``buf`` (runs of non-whitespace bytes)."""
+    n = 0
+    inside = False
+    for i in range(len(buf)):
+        space = is_space(buf[i])
+        if not space and not inside:
+            n += 1
+        inside = not space
+    return n
+
+
+@njit(**JIT)
 def find_hashed(buf, start, end, h, table, word_bytes, word_offsets):
     """Id of the word ``buf[start:end]`` whose FNV-1a hash is ``h``, or -1."""
     mask = np.uint64(len(table) - 1)
@@ -93,8 +106,8 @@ def count_block(buf, table, arena, offsets, counts, first, key_base, n_types, ar
     """Count the words of ``buf``; a new word gets the next id, its bytes go to
     ``arena`` and ``first[id]`` is ``key_base`` plus its index among the block's tokens.
 
-    The caller guarantees room for ``len(buf)`` more bytes and ``len(buf) // 2 + 1``
-    more words, with the table at most half full. Unless ``spool`` is empty, the
+    The caller guarantees room for ``len(buf)`` more bytes and as many more words
+    as ``buf`` has (:func:`count_tokens`), with the table at most half full. Unless ``spool`` is empty, the
     block is also written there (see :func:`decode_spool`); it then needs room for
     ``4 * len(buf) + 8`` bytes (a token, at most 5 bytes, and a line end each take
     at least a byte of text). Returns (types, arena bytes, tokens, spool bytes).
@@ -200,7 +213,8 @@ def merge_types(src, n_src, src_part, lo_part, hi_part, dst, table, n_types, are
     """Add counted types ``src`` (:class:`TypeArrays`) to the table of ``dst``:
     counts add up, the first occurrence is the earlier. With a non-empty
     ``src_part``, only the types whose partition lies in ``lo_part..hi_part-1``.
-    ``to_merged[i]`` gets source type i's id in ``dst``. ``fresh`` says none of
+    ``to_merged[i]`` gets source type i's id in ``dst`` (unless ``to_merged`` is
+    empty). ``fresh`` says none of
     the source's words is in ``dst`` yet (it then skips comparing words). The
     caller guarantees room as for :func:`count_block`. Returns (types, arena bytes)."""
     arena, offsets, counts, first = dst
@@ -251,7 +265,8 @@ def merge_types(src, n_src, src_part, lo_part, hi_part, dst, table, n_types, are
                 slot = (slot + np.uint64(1)) & mask
             counts[w] += src.counts[j]
             first[w] = min(first[w], src.first[j])
-            to_merged[j] = w
+            if len(to_merged) > 0:
+                to_merged[j] = w
     return n_types, arena_used
 
 
@@ -284,6 +299,30 @@ def fold_types(src, lo, hi, table, dst, found):
                 counts[w] += src.counts[i]
                 first[w] = min(first[w], src.first[i])
             found[i] = w
+
+
+@njit(**JIT)
+def gather_band(types, part, lo_part, hi_part, type_at, byte_at, ids, counts, first, lengths,
+                words):
+    """Copy the types (:class:`TypeArrays`) whose partition ``part[i]`` lies in
+    ``lo_part..hi_part-1`` into arrays grouped by partition, in table order within
+    each: type i goes to index ``type_at[p - lo_part]`` (which then moves on) of
+    ``ids`` (i itself), ``counts``, ``first`` and ``lengths``, and its bytes to
+    ``words`` at ``byte_at[p - lo_part]``. One pass in table order."""
+    arena, offsets, src_counts, src_first = types
+    for i in range(len(part)):
+        p = part[i]
+        if lo_part <= p < hi_part:
+            k = type_at[p - lo_part]
+            type_at[p - lo_part] = k + 1
+            ids[k] = i
+            counts[k] = src_counts[i]
+            first[k] = src_first[i]
+            lo, hi = offsets[i], offsets[i + 1]
+            lengths[k] = hi - lo
+            w = byte_at[p - lo_part]
+            copy_items(words, w, arena, lo, hi)
+            byte_at[p - lo_part] = w + hi - lo
 
 
 @njit(**JIT)
