@@ -84,8 +84,9 @@ MAX_TYPES = 2**31 - 1
 
 SPILL_FACTOR = 1.4
 """A table's share of the counting memory, times this, covers the table and the
-temporaries of spilling it (sorting its types by partition: 16 bytes a type, of
-the 40-odd it holds)."""
+temporaries of spilling it (each type's partition, 4 bytes, and an eighth of the
+table gathered at a time: about 10 bytes a type of the 40-odd it holds), with
+room to spare for the allocator."""
 
 
 def default_count_memory() -> int:
