@@ -132,7 +132,9 @@ def count_words(path: Source, progress: bool = False, spool: TokenSpool | None =
                     return
                 buf = np.frombuffer(block, dtype=np.uint8)
                 table = tables[t]
-                n_tokens = count_tokens(buf)  # at most as many new words
+                n_tokens = len(buf) // 2 + 1  # at most as many new words
+                if table.nbytes_after(len(buf), n_tokens) > share:
+                    n_tokens = count_tokens(buf)  # exactly (a pass over the block)
                 if table.nbytes_after(len(buf), n_tokens) > share and table.n_types:
                     spill = Spill(table, spool_directory(spool))
                     with lock:
