@@ -3,6 +3,7 @@ scheduler, or of a new LocalCluster), task keys the dashboard groups by name, an
 tree reductions on the workers."""
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import sys
@@ -40,7 +41,7 @@ def connect(client: Any = None, scheduler: str | None = None,
         except (OSError, TimeoutError, ValueError) as e:
             raise HSW2VError(f"cannot reach the Dask scheduler at {scheduler}: "
                              f"{' '.join(str(e).split()) or type(e).__name__}") from None
-        with _closed_unless_interrupted(c):
+        with _quiet(c), _closed_unless_interrupted(c):
             yield c
         return
     if not workers or workers < 1:
@@ -60,8 +61,37 @@ def connect(client: Any = None, scheduler: str | None = None,
                                                dashboard_address=":0", local_directory=scratch,
                                                silence_logs=logging.CRITICAL)
             client = distributed.Client(cluster)
-            with _closed_unless_interrupted(cluster), _closed_unless_interrupted(client) as c:
+            with (_quiet(client), _closed_unless_interrupted(cluster),
+                  _closed_unless_interrupted(client) as c):
                 yield c
+
+
+@contextmanager
+def _quiet(client: Any) -> Iterator[None]:
+    """A client of the run's own, without the client's chatter on stderr: its
+    warnings (``Couldn't gather 1 keys, rescheduling`` when a worker dies; the run
+    says what it means in one line) and, when it closes on a cluster that lost its
+    workers, asyncio's report of the gathers it ended (``Task exception was never
+    retrieved … AllExit``, a traceback)."""
+    log = logging.getLogger("distributed.client")
+    level = log.level
+    log.setLevel(logging.ERROR)
+    loop = getattr(getattr(client, "loop", None), "asyncio_loop", None)
+    if loop is not None:
+        loop.set_exception_handler(_drop_ended_gathers)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
+
+
+def _drop_ended_gathers(loop: Any, context: dict) -> None:
+    """An asyncio exception handler that leaves out the gathers a closing client
+    ended (``AllExit``, or cancelled) and reports everything else as asyncio would."""
+    error = context.get("exception")
+    if type(error).__name__ == "AllExit" or isinstance(error, asyncio.CancelledError):
+        return
+    loop.default_exception_handler(context)
 
 
 @contextmanager
