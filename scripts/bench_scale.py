@@ -81,6 +81,8 @@ def spool_bytes_per_token(corpus: str) -> tuple[float, int, int]:
 def bounded_counting(small: str, small_tokens: int, budgets: list[str], work: str) -> None:
     """Peak RSS of ``vocab`` on ``small`` unbounded and with each budget, over a
     6-word corpus's peak; prints a table."""
+    from hsw2v.settings import parse_size
+
     with open(os.path.join(work, "tiny.txt"), "w") as f:
         f.write("a b c d e f\n")
     base = min(run(["vocab", "tiny.txt", "--min-count", "1", "-o", "tiny-vocab.txt"], work)[1]
@@ -96,15 +98,9 @@ def bounded_counting(small: str, small_tokens: int, budgets: list[str], work: st
     print("| `--count-memory` | seconds | peak RSS | growth | growth / budget | same vocabulary |")
     print("|---|---|---|---|---|---|")
     for memory, seconds, peak, vocab, _ in rows:
-        ratio = f"{(peak - base) / parse_size(memory):.2f}" if memory else "-"
+        ratio = f"{(peak - base) / parse_size(memory, 'count_memory'):.2f}" if memory else "-"
         print(f"| {memory or 'unbounded'} | {seconds:.1f} | {peak / 2**20:.0f} MiB | "
               f"{(peak - base) / 2**20:.0f} MiB | {ratio} | {vocab == rows[0][3]} |")
-
-
-def parse_size(text: str) -> int:
-    from hsw2v.settings import parse_size as parse
-
-    return parse(text, "count_memory")
 
 
 def main() -> None:

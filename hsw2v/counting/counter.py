@@ -22,7 +22,6 @@ from ..text.tokens import (
     TypeArrays,
     build_table,
     count_block,
-    count_tokens,
     fold_types,
     gather_band,
     gather_words,
@@ -112,11 +111,12 @@ class CountTable:
             build_table(self.arena, self.offsets[:self.n_types + 1], self.table)
 
     def count(self, buf: np.ndarray, block: int, codes: np.ndarray,
-              tokens: int | None = None) -> tuple[int, int]:
-        """Count the words of block number ``block`` (``tokens`` of them, if known);
-        with a non-empty ``codes`` (room for ``4 * len(buf) + 8`` bytes), also write
-        its spool codes there. Returns (tokens, spool bytes)."""
-        self.reserve(len(buf), count_tokens(buf) if tokens is None else tokens)
+              new_types: int) -> tuple[int, int]:
+        """Count the words of block number ``block``, which holds at most
+        ``new_types`` words this table lacks; with a non-empty ``codes`` (room for
+        ``4 * len(buf) + 8`` bytes), also write its spool codes there. Returns
+        (tokens, spool bytes)."""
+        self.reserve(len(buf), new_types)
         self.n_types, self.used, tokens, k = count_block(
             buf, self.table, self.arena, self.offsets, self.counts, self.first,
             block << KEY_SHIFT, self.n_types, self.used, codes)
@@ -374,7 +374,7 @@ def merge_partitions(live: list[CountTable], spills: list[Spill], min_count: int
     room = max((memory - fixed) // threads, 1 << 20)
     groups = _groups(cost, -(-int(cost.sum()) // room), threads)
     results: list = [None] * len(groups)
-    no_parts, identity = np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int32)
+    none = np.empty(0, dtype=np.int32)  # no partitions to filter by; no new ids to map to
 
     def merge_group(g: int) -> None:
         """Merge the group's types; its ids in ``maps`` become its kept types' (-1:
@@ -389,7 +389,7 @@ def merge_partitions(live: list[CountTable], spills: list[Spill], min_count: int
         for s in spills:
             seg = s.segment(lo, hi)
             to_dst = np.empty(len(seg.counts) if ids else 0, dtype=np.int32)
-            dst.n_types, dst.used = merge_types(seg, len(seg.counts), no_parts, 0, 0, dst.arrays,
+            dst.n_types, dst.used = merge_types(seg, len(seg.counts), none, 0, 0, dst.arrays,
                                                 dst.table, dst.n_types, dst.used, to_dst,
                                                 not live and s is spills[0])
             del seg
@@ -413,7 +413,7 @@ def merge_partitions(live: list[CountTable], spills: list[Spill], min_count: int
         if base[g] == 0:
             return
         for t, part in zip(live, parts):
-            relabel(maps[t.generation], part, lo, hi, identity, base[g])
+            relabel(maps[t.generation], part, lo, hi, none, base[g])
         for s in spills:
             at = s.ids(lo, hi)
             ids = maps[s.generation][at]

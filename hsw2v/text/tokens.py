@@ -107,8 +107,8 @@ def count_block(buf, table, arena, offsets, counts, first, key_base, n_types, ar
     ``arena`` and ``first[id]`` is ``key_base`` plus its index among the block's tokens.
 
     The caller guarantees room for ``len(buf)`` more bytes and as many more words
-    as ``buf`` has (:func:`count_tokens`), with the table at most half full. Unless ``spool`` is empty, the
-    block is also written there (see :func:`decode_spool`); it then needs room for
+    as ``buf`` has (:func:`count_tokens`, or ``len(buf) // 2 + 1``), with the table
+    at most half full. Unless ``spool`` is empty, the block is also written there (see :func:`decode_spool`); it then needs room for
     ``4 * len(buf) + 8`` bytes (a token, at most 5 bytes, and a line end each take
     at least a byte of text). Returns (types, arena bytes, tokens, spool bytes).
     """
