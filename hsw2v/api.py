@@ -88,15 +88,19 @@ def train(
     window
         The widest context on each side; each position draws a width in
         1..window. For ``lbl``, exactly the number of preceding words.
-    min_count, max_vocab
-        Drop words rarer than ``min_count``; keep at most the ``max_vocab`` most
-        frequent.
+    min_count
+        Drop words rarer than this.
+    max_vocab
+        Keep at most this many words, the most frequent (default: no limit).
     sample
         Subsampling threshold for frequent words (0 keeps every word; default
         1e-3, and 0 for ``lbl``).
-    alpha, min_alpha
-        Learning rate at the start (default: the kind's, 0.05 CBOW and 0.025
-        skip-gram) and at the end; it falls linearly over all epochs.
+    alpha
+        Learning rate at the start (default: the kind's: 0.05 CBOW, 0.025
+        skip-gram, 0.05 LBL, or 0.01 LBL with full position weights); it falls
+        linearly over all epochs to ``min_alpha``.
+    min_alpha
+        Learning rate at the end.
     epochs
         Passes over the corpus.
     threads
@@ -109,14 +113,24 @@ def train(
         ``"huffman"``, ``"balanced"``, ``"random"``, ``"fano"``, ``"classes"``,
         ``"semantic"``, ``"wordnet"``) or a ready :class:`~hsw2v.Tree` over
         ``vocab``. Default: Huffman, or semantic with ``tree_from``.
-    split, epsilon, max_codes, huffman_levels
-        Semantic trees: how a node's words are split (``"balanced"`` or
-        ``"adaptive"``), ADAPTIVE(ε)'s ε and the most codes a word may get, and
-        the depth down to which Huffman's tree is kept (see the trees guide).
-    wordnet, wordnet_rest
+    split
+        Semantic trees: how a node's words are split, ``"balanced"`` (halves) or
+        ``"adaptive"`` (each word to its likelier mixture component; see the
+        trees guide).
+    epsilon
+        Adaptive split: a word whose responsibility lies within ``epsilon`` of ½
+        goes to both sides and gets several codes (Mnih & Hinton's
+        ADAPTIVE(ε); 0: one code a word).
+    max_codes
+        With ``epsilon``: the most codes a word may get.
+    huffman_levels
+        Semantic trees: keep Huffman's tree down to this depth and group words
+        by meaning only below it.
+    wordnet
         The WordNet tree: the database's directory (default: ``$WNHOME/dict``,
-        /usr/share/wordnet or NLTK's data), and the tree kind over the words
-        WordNet lacks.
+        /usr/share/wordnet or NLTK's data).
+    wordnet_rest
+        The WordNet tree: the tree kind over the words WordNet lacks.
     node_bias
         Give every inner node a trained bias (default: off; always on for ``lbl``).
     position_weights
@@ -133,9 +147,11 @@ def train(
     init_model
         A model to train further on ``corpus``, keeping its vocabulary, tree and
         structural settings (local only).
-    checkpoint, checkpoint_every
+    checkpoint
         Save the run's full state to this file every ``checkpoint_every`` minutes
         and after each epoch.
+    checkpoint_every
+        Minutes between two checkpoints.
     resume
         Continue the run saved in this checkpoint, on the same corpus.
     count_memory
@@ -145,16 +161,16 @@ def train(
         Show progress bars (in Jupyter, as widgets).
     engine
         ``"local"`` (threads in this process) or ``"dask"``.
-    client, scheduler, workers
-        With ``engine="dask"``, one of: a ``distributed.Client`` (used as it is,
-        never closed), a scheduler's address, or a number of worker processes for
-        a new LocalCluster.
+    client
+        With ``engine="dask"``: a ``distributed.Client``, used as it is and never
+        closed (give one of ``client``, ``scheduler`` and ``workers``).
+    scheduler
+        With ``engine="dask"``: a scheduler's address.
+    workers
+        With ``engine="dask"``: a number of worker processes for a new LocalCluster.
     round_words
         With ``engine="dask"``: the words each worker trains between two
         combinations of the weights (default: the model kind's).
-
-    With ``init_model`` or ``resume``, the settings left at their defaults keep
-    the saved model's or checkpoint's.
 
     Returns
     -------
@@ -166,6 +182,11 @@ def train(
     HSW2VError
         Bad settings, an unreadable or empty corpus, bad sentences, or a failed
         cluster; the message names the parameter.
+
+    Notes
+    -----
+    With ``init_model`` or ``resume``, the settings left at their defaults keep
+    the saved model's or checkpoint's.
     """
     given = locals()
     defaults = TrainSettings()

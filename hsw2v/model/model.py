@@ -125,8 +125,10 @@ class Model:
 
         Parameters
         ----------
-        positive, negative
-            A word or words.
+        positive
+            A word or words whose vectors are added.
+        negative
+            A word or words whose vectors are subtracted.
         topn
             How many neighbours.
 

@@ -78,8 +78,10 @@ class Vectors:
 
         Parameters
         ----------
-        positive, negative
-            A word or words.
+        positive
+            A word or words whose unit vectors are added.
+        negative
+            A word or words whose unit vectors are subtracted.
         topn
             How many neighbours.
         restrict

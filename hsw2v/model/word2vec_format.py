@@ -31,8 +31,10 @@ def write_vectors(path: str, words: Sequence[str], matrix: np.ndarray, binary: b
     ----------
     path
         The file to write, atomically.
-    words, matrix
-        The words and their vectors (one row each, float32).
+    words
+        The words, in the file's order.
+    matrix
+        Their vectors, one row each (float32).
     binary
         word2vec's binary format instead of text.
     cache

@@ -52,8 +52,10 @@ def build_vocab(corpus: Source, min_count: int = 5, max_vocab: int | None = None
     ----------
     corpus
         A path or list of paths, as :func:`hsw2v.train` takes.
-    min_count, max_vocab
-        Keep the words seen at least ``min_count`` times, at most ``max_vocab`` of them.
+    min_count
+        Keep the words seen at least this many times.
+    max_vocab
+        Keep at most this many of them, the most frequent (default: no limit).
     progress
         Show a progress bar.
     threads

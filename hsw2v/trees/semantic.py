@@ -250,7 +250,7 @@ def semantic_below(X: np.ndarray, counts: np.ndarray, levels: int, split: str = 
     nodes at that depth, a semantic tree over that node's words (their rows of
     ``X``), on the same inner nodes. Frequent words keep their short Huffman
     paths; the rarer words below are grouped by meaning (the trees guide,
-    docs/guides/trees.md, measures it for skip-gram)."""
+    docs/guides/trees-semantic.md, measures it for skip-gram)."""
     top = huffman(counts)
     v, children = top.n_words, top.children.copy()
     offsets, nodes = top.path_offsets, top.path_nodes

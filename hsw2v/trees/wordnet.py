@@ -276,8 +276,10 @@ def wordnet_tree(words: list[str], counts: np.ndarray, database: Database,
 
     Parameters
     ----------
-    words, counts
-        The vocabulary and its counts, in descending order of counts.
+    words
+        The vocabulary, in descending order of counts.
+    counts
+        Each word's count.
     database
         A parsed WordNet database (:func:`load_database`).
     rest

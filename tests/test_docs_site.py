@@ -1,0 +1,143 @@
+"""The docs site builds strictly, fails on a broken link, and renders as a reader
+reads it: the CLI reference shows each option's real default and its text as
+written, the API reference holds no raw Sphinx roles and each parameter's own
+default, and formulas are MathML (no script, no network).
+
+Needs the ``docs`` extra (``pip install -e '.[test,docs]'``, as the README's test
+command and CI install it).
+"""
+from __future__ import annotations
+
+import html
+import inspect
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mkdocs")
+pytest.importorskip("mkdocstrings_handlers.python")
+pytest.importorskip("latex2mathml")
+
+REPO = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+
+
+def build(root: Path, site: Path) -> subprocess.CompletedProcess:
+    """``mkdocs build --strict`` of the project laid out at ``root``."""
+    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site)],
+                          cwd=root, env=ENV, capture_output=True, text=True, timeout=300)
+
+
+def copy_of_docs(tmp: Path) -> Path:
+    """A copy of mkdocs.yml and docs/ to change, built from its own directory."""
+    root = tmp / "project"
+    root.mkdir()
+    shutil.copy(REPO / "mkdocs.yml", root)
+    shutil.copytree(REPO / "docs", root / "docs")
+    return root
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    done = build(REPO, out)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "WARNING" not in done.stderr, done.stderr[-3000:]
+    return out
+
+
+def text_of(fragment: str) -> str:
+    """The text a reader sees of an HTML fragment."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", fragment)).split()).replace(" ,", ",")
+
+
+def table_rows(page: str) -> list[list[str]]:
+    """Every table row of a page, as the text of its cells."""
+    return [[text_of(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+            for row in re.findall(r"<tr[^>]*>(.*?)</tr>", page, re.S)]
+
+
+def test_a_broken_link_fails_the_build(tmp_path):
+    root = copy_of_docs(tmp_path)
+    page = root / "docs" / "guides" / "files.md"
+    page.write_text(page.read_text() + "\nSee [the missing page](no-such-page.md).\n")
+    done = build(root, tmp_path / "site")
+    assert done.returncode != 0
+    assert "no-such-page.md" in done.stderr
+
+
+def test_the_unchanged_copy_builds(tmp_path):
+    """The copy the broken-link test changes builds as it is (so the link broke it)."""
+    done = build(copy_of_docs(tmp_path), tmp_path / "site")
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_cli_reference_shows_each_default_that_help_shows(site):
+    """Every ``[default: X]`` of every command's ``--help`` is in that option's row."""
+    page = (site / "cli" / "index.html").read_text()
+    assert "Sentinel" not in page
+    from hsw2v.cli import cli
+
+    checked = 0
+    for name in cli.list_commands(None):
+        start = page.index(f'id="hsw2v-{name}"')
+        rows = [cells for cells in table_rows(page[start:page.find("<h2", start)]) if cells]
+        helped = subprocess.run([sys.executable, "-m", "hsw2v", name, "--help"], env=ENV,
+                                capture_output=True, text=True, check=True).stdout
+        entries: list[str] = []  # one option's lines, joined
+        for line in helped.split("Options:", 1)[-1].splitlines():
+            if re.match(r"  -", line):
+                entries.append(line)
+            elif entries and line.startswith("   "):
+                entries[-1] += " " + line.strip()
+        for entry in entries:
+            m = re.search(r"\[default: ([^\]]+)\]", entry)
+            if not m:
+                continue
+            first = re.match(r"\s*(-[-\w]+)", entry)[1]
+            row = next(cells for cells in rows if first in cells[0].split(", "))
+            assert m[1] in row[2], (name, first, m[1], row)
+            checked += 1
+    assert checked >= 20
+
+
+def test_cli_reference_keeps_help_text_as_written(site):
+    page = text_of((site / "cli" / "index.html").read_text())
+    assert "'word1<TAB>word2<TAB>score'" in page
+    assert "HSW2V_CACHE_SIZE" in page
+
+
+def test_api_reference_has_no_sphinx_roles_and_each_parameter_its_default(site):
+    import hsw2v.api
+
+    page = (site / "api" / "index.html").read_text()
+    assert not re.search(r":(mod|data|class|func|meth|attr):", page)
+    params = inspect.signature(hsw2v.api.train).parameters
+    start = page.index('id="hsw2v.api.train"')
+    section = page[start:page.index('class="doc doc-object', start + 1)]
+    rows = {cells[0]: cells for cells in table_rows(section) if len(cells) == 4}
+    assert set(params) <= set(rows)
+    for name, p in params.items():
+        shown = rows[name][3]
+        if shown != repr(p.default):  # a named constant: the name, holding the default
+            assert getattr(hsw2v.api, shown) == p.default, (name, shown)
+
+
+def test_formulas_are_mathml(site):
+    page = (site / "guides" / "language-model" / "index.html").read_text()
+    assert page.count("<math") >= 5
+    outside = re.sub(r"<math.*?</math>", "", page, flags=re.S)
+    assert "_{" not in outside and "\\hat" not in outside
+    assert not re.search(r"<script[^>]+(mathjax|katex)", page, re.I)
+
+
+def test_tab_separated_output_lines_up_as_in_a_terminal(site):
+    """Tabs in code blocks stop every 8 columns, as a terminal's do."""
+    css = "".join(p.read_text() for p in (site / "stylesheets").glob("*.css"))
+    assert re.search(r"\.md-typeset pre[^{]*\{[^}]*tab-size:\s*8", css)
+    assert "stylesheets/extra.css" in (site / "index.html").read_text()
