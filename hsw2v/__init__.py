@@ -31,10 +31,12 @@ _EXPORTS = {
     "evaluate_analogies": "evaluation.evaluate",
     "evaluate_word_pairs": "evaluation.evaluate",
     "HSW2VError": "errors",
+    "UnknownWordError": "errors",
+    "datasets": "datasets",
 }
 
 __all__ = [  # noqa: RUF022 (grouped by module above)
-    "HSW2VError", "Model", "Tree", "TrainSettings", "Vectors", "Vocab", "build_vocab",
+    "HSW2VError", "Model", "Tree", "TrainSettings", "UnknownWordError", "Vectors", "Vocab", "build_vocab", "datasets",
     "evaluate_analogies", "evaluate_word_pairs", "huffman", "load_model", "plot_tree",
     "read_vectors", "score", "train", "write_vectors",
 ]
@@ -42,5 +44,6 @@ __all__ = [  # noqa: RUF022 (grouped by module above)
 
 def __getattr__(name: str):
     if name in _EXPORTS:
-        return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+        module = importlib.import_module(f".{_EXPORTS[name]}", __name__)
+        return module if _EXPORTS[name] == name else getattr(module, name)
     raise AttributeError(f"module 'hsw2v' has no attribute {name!r}")

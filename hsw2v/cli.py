@@ -275,6 +275,12 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
     from .text.reader import corpus_files
     from .trees.registry import tree_builders
 
+    if resume and not output and not save_model and os.path.isfile(resume):
+        from .runs.checkpoint import checkpoint_outputs
+
+        saved = checkpoint_outputs(resume)  # the resumed run's own outputs
+        output, save_model = saved.get("-o"), saved.get("--save-model")
+        binary = binary or saved.get("--binary") is not None
     if not output and not save_model:
         output, save_model = DEFAULT_BINARY_VECTORS if binary else DEFAULT_VECTORS, DEFAULT_MODEL
         check_default_output(output, "vectors")
@@ -304,6 +310,7 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
         if path:
             check_writable(path)
     _say_directories(corpus, files, quiet)
+    replaced = {p for p in (output, save_model) if p and os.path.exists(p) and not _special_file(p)}
     start = time.perf_counter()
     model = train_with(files, settings,
                        vocab=Vocab.load(read_vocab) if read_vocab else None,
@@ -311,7 +318,10 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
                        init_model=load_model(init_model) if init_model else None, resume=resume,
                        checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                        count_memory=parse_size(count_memory, "count_memory"), engine=engine,
-                       scheduler=scheduler, workers=workers, round_words=round_words)
+                       scheduler=scheduler, workers=workers, round_words=round_words,
+                       **({"checkpoint_outputs": {"-o": output, "--save-model": save_model,
+                                                  "--binary": "yes" if binary else None}}
+                          if checkpoint else {}))
     seconds = time.perf_counter() - start
     writers = {output: lambda f: model.write_vectors(f, binary), save_model: model.write}
     replace_together({k: v for k, v in writers.items() if k})  # both outputs, or neither
@@ -328,6 +338,7 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
                        "CORPUS are not in the model's vocabulary and were skipped", err=True)
         written = [f"vectors to {output}"] if output else []
         written += [f"model to {save_model}"] if save_model else []
+        written = [w + " (replaced)" * (w.split(" to ", 1)[1] in replaced) for w in written]
         click.echo(f"saved {' and '.join(written)}", err=True)
 
 
@@ -357,6 +368,30 @@ def similar(words: tuple[str, ...], vectors_path: str | None, topn: int, negativ
           (f"{w}\t{s:.4f}" for w, s in result))
 
 
+@cli.command("example-corpus")
+@click.option("-o", "--output", help="Write it to this file instead of stdout.")
+def example_corpus(output: str | None) -> None:
+    """Write the bundled corpus as text: the first million words of English
+    Wikipedia, cleaned like text8, a line every 1,000 words (5.7 MB; CC BY-SA 3.0,
+    see the package's hsw2v/datasets/README.md). The Quick start trains on it:
+
+    hsw2v example-corpus > corpus.txt
+    """
+    from .datasets import write_enwiki_1m
+    from .system.files import atomic_write, check_writable
+
+    if output and output != "-":
+        check_writable(output)
+        with atomic_write(output, "wb") as f:
+            write_enwiki_1m(f)
+        return
+    try:
+        write_enwiki_1m(sys.stdout.buffer)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `| head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 @cli.command("tree")
 @click.argument("model_path", metavar="[MODEL]", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
@@ -378,6 +413,7 @@ def tree_info(model_path: str | None, as_json: bool, plot: str | None, levels: i
     model = load_model(model_path or default_model("a MODEL path"))
     if plot:
         plot_tree(model, plot, levels, words)
+        click.echo(f"saved the top {levels} levels of the tree to {plot}", err=True)
     info = model.tree.summary(model.vocab.counts)
     _emit(info, as_json, [
         f"tree: {info['kind']}, {info['words']} words", f"depth: {info['depth']}",
@@ -400,17 +436,24 @@ def predict(context: tuple[str, ...], model_path: str | None, topn: int, as_json
 
     Exact: a best-first search over the tree returns words in order of probability.
     CBOW uses the mean (or sum) of the context vectors, as in training; skip-gram
-    multiplies P(word | c) over the context words c. LBL takes the preceding words
+    multiplies P(word | c) over the context words c, so with several context words
+    its scores are products of probabilities, small and not summing to 1 (a line on
+    stderr says so). LBL takes the preceding words
     in order, the last nearest, and predicts the next: from the last --window of
     them, with the start of a line before fewer. Unknown context words are
     skipped with a warning.
     """
     from .model.model import load_model
+    from .training.kinds import model_kind
 
     if topn <= 0:
         raise HSW2VError(f"-n must be positive, got {topn}")
     model = load_model(model_path or default_model())
     result = model.predict(list(context), topn)  # unknown words: a warning line each
+    known = sum(w in model for w in context)
+    if model_kind(model.arch).examples_per_context_word and known > 1 and not as_json:
+        click.echo(f"# {model.arch}: each score is the product of P(word | c) over the {known} "
+                   "context words c, not a probability (the scores do not sum to 1)", err=True)
     _emit([{"word": w, "prob": p} for w, p in result], as_json,
           (f"{w}\t{p:.6g}" for w, p in result))
 

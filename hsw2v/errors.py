@@ -28,3 +28,11 @@ class HSW2VError(Exception):
         """The message with options for parameters (``--tree-from``, ``--tree semantic``)."""
         return _PARAM.sub(lambda m: "--" + m[1].replace("_", "-") + ("" if m[3] is None else f" {m[3]}"),
                           super().__str__())
+
+
+class UnknownWordError(HSW2VError, KeyError):
+    """A word outside the vocabulary, looked up as ``model["word"]`` or
+    ``vectors["word"]``: a :class:`KeyError` too, as gensim's lookups raise."""
+
+    def __str__(self) -> str:
+        return HSW2VError.__str__(self)

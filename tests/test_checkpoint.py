@@ -71,6 +71,31 @@ def test_a_killed_run_resumes(tmp_path, threads, extra):
         assert abs(b.epoch_loss[-1] - a.epoch_loss[-1]) < 0.02 * a.epoch_loss[-1]
 
 
+def test_a_resumed_run_writes_the_killed_runs_outputs_and_says_where_it_resumed(tmp_path):
+    """Without -o or --save-model, --resume writes where the killed run would have
+    (killed.txt, and no model: the killed run asked for none), not to the default
+    names, and says at which epoch it took the run up."""
+    ck = killed_run(tmp_path, 1)
+    _, position = load_checkpoint(ck)
+    resumed = run_hsw2v(tmp_path, "train", CORPUS, "--resume", ck)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"hsw2v: resuming {ck} at epoch {position.epoch + 1} of 3" in resumed.stderr
+    assert (tmp_path / "killed.txt").exists()
+    assert not (tmp_path / "vectors.txt").exists() and not (tmp_path / "model.npz").exists()
+    assert "saved vectors to killed.txt\n" in resumed.stderr
+
+
+def test_the_closing_line_says_which_files_were_replaced(tmp_path, small_corpus):
+    first = run_hsw2v(tmp_path, "train", small_corpus, "--dim", "8", "--epochs", "1")
+    assert first.returncode == 0, first.stderr
+    assert "saved vectors to vectors.txt and model to model.npz\n" in first.stderr
+    (tmp_path / "model.npz").unlink()
+    second = run_hsw2v(tmp_path, "train", small_corpus, "--dim", "8", "--epochs", "1")
+    assert "saved vectors to vectors.txt (replaced) and model to model.npz\n" in second.stderr
+    again = run_hsw2v(tmp_path, "train", small_corpus, "--dim", "8", "--epochs", "1")
+    assert "saved vectors to vectors.txt (replaced) and model to model.npz (replaced)\n" in again.stderr
+
+
 def test_checkpoints_track_the_run(tmp_path, planted):
     corpus, _ = planted
     ck = str(tmp_path / "ck.npz")

@@ -10,6 +10,8 @@ from click.testing import CliRunner
 from hsw2v.cli import cli
 from hsw2v.model.model import read_vectors, write_vectors
 
+from .conftest import REPO, run_hsw2v
+
 
 def run(*args, input=None):
     result = CliRunner().invoke(cli, list(args), input=input)
@@ -383,3 +385,36 @@ def test_help_names_every_compression_the_reader_reads():
         if any(ext in text for ext in COMPRESSED):
             missing = [ext for ext in COMPRESSED if ext not in text]
             assert not missing, f"hsw2v {name} --help omits {missing}"
+
+
+def test_example_corpus_is_the_bundled_slice(tmp_path):
+    """``hsw2v example-corpus`` writes the bundled corpus as text (to stdout or -o),
+    the same words as ``hsw2v.datasets.enwiki_1m()``, which ``train`` reads as it is."""
+    import gzip
+
+    import hsw2v
+
+    path = hsw2v.datasets.enwiki_1m()
+    with gzip.open(path, "rb") as f:
+        text = f.read()
+    assert len(text.split()) == 1_000_000
+    out = run_hsw2v(tmp_path, "example-corpus")
+    assert out.returncode == 0 and out.stdout.encode() == text
+    assert run_hsw2v(tmp_path, "example-corpus", "-o", "c.txt").returncode == 0
+    assert (tmp_path / "c.txt").read_bytes() == text
+    with gzip.open(REPO / "data" / "enwiki-1m.txt.gz", "rb") as f:  # the checkout's copy
+        assert f.read() == text
+
+
+def test_predict_says_what_skipgram_scores_are(tmp_path, planted):
+    corpus, _ = planted
+    assert run_hsw2v(tmp_path, "train", corpus, "--arch", "skipgram", "--dim", "8", "--epochs", "1",
+                     "--min-count", "1", "--quiet").returncode == 0
+    words = (tmp_path / "vectors.txt").read_text().split("\n")[1:3]
+    context = [line.split(" ")[0] for line in words]
+    two = run_hsw2v(tmp_path, "predict", *context, "-n", "3")
+    assert two.returncode == 0, two.stderr
+    assert "product of P(word | c) over the 2 context words" in two.stderr
+    assert sum(float(line.split("\t")[1]) for line in two.stdout.splitlines()) < 1
+    one = run_hsw2v(tmp_path, "predict", context[0], "-n", "3")
+    assert one.returncode == 0 and "product" not in one.stderr

@@ -138,14 +138,23 @@ def test_output_and_model_must_differ(work):
     assert_refused(work, ["train", "c.txt", "-o", "x", "--save-model", "./x", *TRAIN], "same file")
 
 
+def _default_signal_handling() -> None:
+    """In the child, before exec: SIGHUP, SIGTERM and SIGINT as a terminal's job has
+    them, whatever this process inherited (under ``nohup`` SIGHUP is ignored, and
+    hsw2v rightly keeps a signal ignored that it inherited ignored)."""
+    for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def start_training(work, **kw) -> subprocess.Popen:
     """A run reading stdin (so a copy goes to $TMPDIR) that trains long enough to be
-    interrupted; returns once it is training."""
+    interrupted, with the signals' default handling; returns once it is training."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["TMPDIR"] = str(work / "tmp")
     proc = subprocess.Popen([*hsw2v_command(), "train", "-", "-o", "v.txt", "--dim", "16",
                              "--min-count", "1", "--epochs", "100000", "--threads", "1"],
-                            cwd=work, stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+                            cwd=work, stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                            preexec_fn=_default_signal_handling)
     proc.stdin.write((work / "c.txt").read_bytes())
     proc.stdin.close()
     seen = b""

@@ -641,3 +641,20 @@ def test_settings_losses_and_timings(saved):
                 {"epoch_loss": [True]}, {"train_seconds": "3"}, {"train_seconds": None}):
         message = refused(d, with_meta(z, {**meta, "settings": {**meta["settings"], **bad}}))
         assert "corrupt model (epoch_loss and timings must be numbers)" in message
+
+
+@pytest.mark.parametrize("kind", ["model", "vectors"])
+def test_lookups_as_gensim_users_write_them(kind):
+    """``m["word"]`` is the word's row, ``"word" in m`` says whether it has one, and an
+    unknown word raises a KeyError (as gensim's KeyedVectors do) that is also one of
+    ours, naming close spellings."""
+    m = make_model()
+    target = m if kind == "model" else m.keyed_vectors()
+    for i in (0, 7, V - 1):
+        assert np.array_equal(target[f"w{i}"], m.vectors[i])
+    assert "w3" in target and "w99" not in target and 5 not in target
+    assert len(target) == V
+    with pytest.raises(KeyError) as caught:
+        target["w3x"]
+    assert isinstance(caught.value, HSW2VError)
+    assert "'w3x'" in str(caught.value) and "w3" in str(caught.value)

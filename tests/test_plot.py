@@ -78,6 +78,7 @@ def test_plot_from_the_command_line(tmp_path, models):
     result = run_hsw2v(tmp_path, "tree", "m.npz", "--plot", "t.png", "--levels", "3")
     assert result.returncode == 0, result.stderr
     assert "tree: huffman" in result.stdout
+    assert "saved the top 3 levels of the tree to t.png" in result.stderr
     width, height = png_size((tmp_path / "t.png").read_bytes())
     assert width > 300 and height > 200
     result = run_hsw2v(tmp_path, "tree", "m.npz", "--plot", "t.svg", "--levels", "2",

@@ -47,7 +47,7 @@ from ..counting.counter import merge_two
 from ..counting.vocab import Vocab
 from ..errors import HSW2VError, param
 from ..model.model import Model
-from ..runs.checkpoint import Checkpoints, Position, load_checkpoint
+from ..runs.checkpoint import Checkpoints, Position, load_checkpoint, say_resuming
 from ..runs.schedule import EpochLoss, LearningRate
 from ..runs.trainer import carried_settings, check_converging, check_vocab
 from ..settings import CONNECT_SECONDS, TrainSettings, available_cores
@@ -179,7 +179,8 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
                   workers: int | None = None, round_words: int | None = None,
                   count_memory: int | None = None, progress: bool = True,
                   checkpoint: str | None = None, checkpoint_every: float = 30.0,
-                  resume: str | None = None, **settings) -> Model:
+                  resume: str | None = None,
+                  checkpoint_outputs: dict[str, str | None] | None = None, **settings) -> Model:
     """Train on a Dask cluster (see the module's notes); the settings are those of
     :func:`hsw2v.runs.trainer.train_locally`, with ``threads`` per worker (default: a
     LocalCluster's share of the cores, or the workers' own thread count), and
@@ -189,10 +190,12 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
     global weights and the run's position between rounds (gathered to the client
     every ``checkpoint_every`` minutes and after each epoch); ``resume`` continues
     such a run, with the same result."""
-    saver = Checkpoints(checkpoint, checkpoint_every) if checkpoint else None
+    saver = Checkpoints(checkpoint, checkpoint_every, checkpoint_outputs) if checkpoint else None
     state = load_checkpoint(resume) if resume else None
     if state and not state[1].round_slices:
         raise HSW2VError(f"{resume}: a checkpoint of a local run; resume it without {param('engine', 'dask')}")
+    if state and progress:
+        say_resuming(resume, state[1], state[0].settings.epochs)
     if round_words is not None and round_words < MIN_ROUND_WORDS:
         raise HSW2VError(f"{param('round_words')} must be at least {MIN_ROUND_WORDS:,} (a round "
                          f"costs about 20 ms of combining, whatever its length), got {round_words}")

@@ -36,7 +36,7 @@ from typing import IO, Any
 import numpy as np
 
 from ..counting.vocab import Vocab, pack_words
-from ..errors import HSW2VError
+from ..errors import HSW2VError, UnknownWordError
 from ..settings import TrainSettings
 from ..system.files import atomic_write
 from ..system.memory import release_free_memory
@@ -91,6 +91,22 @@ class Model:
     @property
     def arch(self) -> str:
         return self.settings.arch
+
+    def __len__(self) -> int:
+        return len(self.vocab)
+
+    def __contains__(self, word: object) -> bool:
+        """Whether ``word`` is in the vocabulary (``"king" in model``), as in gensim."""
+        return word in self.vocab
+
+    def __getitem__(self, word: str) -> np.ndarray:
+        """The vector of ``word`` (``model["king"]``, a view of :attr:`vectors`, as
+        gensim's ``KeyedVectors`` gives); an unknown word raises HSW2VError naming
+        close spellings."""
+        try:
+            return self.vectors[self.vocab.index[word]]
+        except (KeyError, TypeError):
+            raise UnknownWordError(unknown_word_message(str(word), self.vocab.words)) from None
 
     def keyed_vectors(self) -> Vectors:
         """The word vectors, for similarity queries and evaluation."""

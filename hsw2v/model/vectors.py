@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import HSW2VError
+from ..errors import HSW2VError, UnknownWordError
 
 
 class Vectors:
@@ -33,10 +33,13 @@ class Vectors:
     def __len__(self) -> int:
         return len(self.words)
 
-    def __contains__(self, word: str) -> bool:
+    def __contains__(self, word: object) -> bool:
+        """Whether ``word`` has a vector (``"king" in vectors``), as in gensim."""
         return word in self.index
 
     def __getitem__(self, word: str) -> np.ndarray:
+        """The vector of ``word`` (``vectors["king"]``); an unknown word raises
+        :class:`~hsw2v.errors.UnknownWordError`, a KeyError naming close spellings."""
         return self.matrix[self.index_of(word)]
 
     @property
@@ -63,7 +66,7 @@ class Vectors:
         try:
             return self.index[word]
         except KeyError:
-            raise HSW2VError(unknown_word_message(word, self.words)) from None
+            raise UnknownWordError(unknown_word_message(word, self.words)) from None
 
     def most_similar(
         self,

@@ -2,7 +2,9 @@
 point resumes from its last checkpoint (``hsw2v train … --resume PATH``).
 
 A checkpoint is a model file (see :mod:`hsw2v.model.model`: it loads as a model too)
-with one more zip member, ``checkpoint.json``: where the run stands (:class:`Position`).
+with one more zip member, ``checkpoint.json``: where the run stands (:class:`Position`)
+and, from the command line, the files the run writes at its end (``outputs``), which
+a resumed run writes too.
 It is taken at a block boundary, once every queued block has been trained, so the
 weights, each thread's generator and the loss sums agree with each other. With
 one thread, a resumed run trains exactly as the uninterrupted one would.
@@ -10,6 +12,7 @@ one thread, a resumed run trains exactly as the uninterrupted one would.
 from __future__ import annotations
 
 import json
+import sys
 import time
 import zipfile
 from dataclasses import asdict, dataclass, field
@@ -59,9 +62,13 @@ class Position:
             raise HSW2VError("corrupt checkpoint (its training position is out of range)")
 
 
-def save_checkpoint(path: str, model: Model, position: Position) -> None:
-    """Write the model and the run's position to ``path``, atomically."""
-    record = json.dumps({"format": CHECKPOINT_FORMAT, **asdict(position)}).encode()
+def save_checkpoint(path: str, model: Model, position: Position,
+                    outputs: dict[str, str | None] | None = None) -> None:
+    """Write the model, the run's position and its ``outputs`` (what the run writes
+    at its end, by option: ``{"-o": "v.txt", "--save-model": None}``) to ``path``,
+    atomically."""
+    record = json.dumps({"format": CHECKPOINT_FORMAT, **asdict(position),
+                         "outputs": outputs or {}}).encode()
     with atomic_write(path, "wb") as f:
         model.write(f, extra={CHECKPOINT_MEMBER: record})
 
@@ -69,6 +76,37 @@ def save_checkpoint(path: str, model: Model, position: Position) -> None:
 def load_checkpoint(path: str) -> tuple[Model, Position]:
     """The model and position saved by :func:`save_checkpoint`, both checked."""
     model = load_model(path)
+    record = _record(path)
+    record.pop("outputs", None)
+    try:
+        position = Position(**record)
+        position.check(model.settings.epochs)
+    except (TypeError, HSW2VError):
+        raise HSW2VError(f"{path}: corrupt checkpoint (its training position is out of range)") from None
+    return model, position
+
+
+def checkpoint_outputs(path: str) -> dict[str, str | None]:
+    """The files, by option, that the run saved in checkpoint ``path`` writes at its
+    end (``{}`` for a checkpoint saved from Python or by an older hsw2v)."""
+    outputs = _record(path).get("outputs") or {}
+    if not (isinstance(outputs, dict) and all(isinstance(k, str) and (v is None or isinstance(v, str))
+                                               for k, v in outputs.items())):
+        raise HSW2VError(f"{path}: corrupt checkpoint (its outputs are not file names)")
+    return outputs
+
+
+def say_resuming(path: str, position: Position, epochs: int) -> None:
+    """Say on stderr where a resumed run takes up the run saved in ``path``."""
+    if position.epoch >= epochs:
+        sys.stderr.write(f"hsw2v: resuming {path}: its {epochs} epochs are done, nothing is left to train\n")
+        return
+    into = f", {position.epoch_words:,} words into it" if position.epoch_words else ""
+    sys.stderr.write(f"hsw2v: resuming {path} at epoch {position.epoch + 1} of {epochs}{into}\n")
+
+
+def _record(path: str) -> dict:
+    """The checkpoint member of ``path``, parsed (not yet checked)."""
     try:
         with zipfile.ZipFile(path) as z:
             if CHECKPOINT_MEMBER not in z.namelist():
@@ -82,22 +120,18 @@ def load_checkpoint(path: str) -> tuple[Model, Position]:
         raise HSW2VError(f"{path}: corrupt checkpoint (unreadable position)") from None
     if not isinstance(record, dict) or record.pop("format", None) != CHECKPOINT_FORMAT:
         raise HSW2VError(f"{path}: not an hsw2v checkpoint")
-    try:
-        position = Position(**record)
-        position.check(model.settings.epochs)
-    except (TypeError, HSW2VError):
-        raise HSW2VError(f"{path}: corrupt checkpoint (its training position is out of range)") from None
-    return model, position
+    return record
 
 
 class Checkpoints:
     """When and where a run saves its checkpoints: every ``minutes`` (0: after every
     block) and at the end of each epoch."""
 
-    def __init__(self, path: str, minutes: float):
+    def __init__(self, path: str, minutes: float, outputs: dict[str, str | None] | None = None):
         if not minutes >= 0:
             raise HSW2VError(f"{param('checkpoint_every')} must be ≥ 0 minutes, got {minutes}")
         self.path = path
+        self.outputs = outputs
         self.seconds = 60.0 * minutes
         self.last = time.monotonic()
 
@@ -105,5 +139,5 @@ class Checkpoints:
         return time.monotonic() - self.last >= self.seconds
 
     def save(self, model: Model, position: Position) -> None:
-        save_checkpoint(self.path, model, position)
+        save_checkpoint(self.path, model, position, self.outputs)
         self.last = time.monotonic()

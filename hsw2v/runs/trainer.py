@@ -39,7 +39,7 @@ from ..training.kinds import model_kind
 from ..training.state import Weights, new_state
 from ..trees.registry import TreeInputs, tree_builder, tree_builders
 from ..trees.tree import Tree
-from .checkpoint import Checkpoints, Position, load_checkpoint
+from .checkpoint import Checkpoints, Position, load_checkpoint, say_resuming
 from .kernels import KernelSetup, kernel_setup
 from .schedule import EpochLoss, LearningRate
 
@@ -91,7 +91,7 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
           tree_from: Model | None = None, init_model: Model | None = None,
           checkpoint: str | None = None, checkpoint_every: float = CHECKPOINT_MINUTES,
           resume: str | None = None, count_memory: int | None = None, progress: bool = True,
-          **settings) -> Model:
+          checkpoint_outputs: dict[str, str | None] | None = None, **settings) -> Model:
     """Train word vectors on ``corpus``: a path (plain, .gz, .bz2 or .zst; ``-`` for stdin)
     or a list of them, read in order (see :func:`hsw2v.text.reader.corpus_files`).
 
@@ -106,10 +106,11 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
     ``checkpoint_every`` minutes and after each epoch; ``resume`` continues the run
     saved in that checkpoint on the same corpus, with its settings (only
     ``threads`` may change). ``count_memory`` bounds the counting pass (bytes; see
-    :func:`hsw2v.counting.corpus.count_words`).
+    :func:`hsw2v.counting.corpus.count_words`). ``checkpoint_outputs`` is kept in
+    each checkpoint: the files the run writes at its end, which a resumed run writes.
     Returns the :class:`Model`, with the mean loss of each epoch in ``epoch_loss``.
     """
-    saver = Checkpoints(checkpoint, checkpoint_every) if checkpoint else None
+    saver = Checkpoints(checkpoint, checkpoint_every, checkpoint_outputs) if checkpoint else None
     if resume is not None:
         return _resume(corpus, resume, saver, progress, settings)
     if isinstance(tree, str):
@@ -232,6 +233,8 @@ def _resume(corpus: Source, resume: str, saver: Checkpoints | None, progress: bo
     s = carried_settings(model.settings, settings, ("threads",),
                  f"{resume}: a resumed run keeps the checkpoint's")
     model.settings = s
+    if progress:
+        say_resuming(resume, position, s.epochs)
     with rereadable(corpus) as path:
         model.epoch_loss, seconds = run_epochs(path, model, s, progress, position, None, None,
                                                 saver)
