@@ -31,6 +31,7 @@ from .settings import (
     TrainSettings,
     parse_size,
 )
+from .system.compiling import CompileWatch, about
 from .system.signals import Terminated, catch_signals, raise_pending
 
 
@@ -449,7 +450,8 @@ def predict(context: tuple[str, ...], model_path: str | None, topn: int, as_json
     if topn <= 0:
         raise HSW2VError(f"-n must be positive, got {topn}")
     model = load_model(model_path or default_model())
-    result = model.predict(list(context), topn)  # unknown words: a warning line each
+    with CompileWatch(True), about(f"the {model.arch} prediction kernels for dim {model.dim}"):
+        result = model.predict(list(context), topn)  # unknown words: a warning line each
     known = sum(w in model for w in context)
     if model_kind(model.arch).examples_per_context_word and known > 1 and not as_json:
         click.echo(f"# {model.arch}: each score is the product of P(word | c) over the {known} "
@@ -477,7 +479,8 @@ def score(corpus: str, model_path: str | None, window: int | None, as_json: bool
     from .model.model import load_model
 
     model = load_model(model_path or default_model())
-    result = run(model, corpus, window)
+    with CompileWatch(True), about(f"the {model.arch} scoring kernels for dim {model.dim}"):
+        result = run(model, corpus, window)
     _emit(result, as_json, [
         f"mean -log P: {result['loss']:.4f} nats",
         f"perplexity: {result['perplexity']:.2f}",

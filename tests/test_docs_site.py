@@ -38,6 +38,7 @@ def copy_of_docs(tmp: Path) -> Path:
     root = tmp / "project"
     root.mkdir()
     shutil.copy(REPO / "mkdocs.yml", root)
+    shutil.copy(REPO / "README.md", root)  # (Getting started includes its Quick start)
     shutil.copytree(REPO / "docs", root / "docs")
     return root
 
@@ -128,6 +129,17 @@ def test_api_reference_has_no_sphinx_roles_and_each_parameter_its_default(site):
             assert getattr(hsw2v.api, shown) == p.default, (name, shown)
 
 
+def test_one_quick_start(site):
+    """The README's Quick start is the one: Getting started shows it, as it is."""
+    readme = (REPO / "README.md").read_text()
+    first_run = re.search(r"^13684 words x 100 dims in .*$", readme, re.M)[0]
+    page = (site / "getting-started" / "index.html").read_text()
+    assert first_run in html.unescape(re.sub(r"<[^>]+>", "", page))
+    assert "--8&lt;--" not in page and "--8<--" not in page
+    home = (site / "index.html").read_text()
+    assert "13684 words x 100 dims" not in home  # the home page links to it instead
+
+
 def test_formulas_are_mathml(site):
     page = (site / "guides" / "language-model" / "index.html").read_text()
     assert page.count("<math") >= 5
@@ -138,6 +150,8 @@ def test_formulas_are_mathml(site):
 
 def test_tab_separated_output_lines_up_as_in_a_terminal(site):
     """Tabs in code blocks stop every 8 columns, as a terminal's do."""
+    page = (site / "getting-started" / "index.html").read_text()
+    assert re.search(r"five\t\S*0\.\d{4}", page)  # the tab itself reaches the page
     css = "".join(p.read_text() for p in (site / "stylesheets").glob("*.css"))
     assert re.search(r"\.md-typeset pre[^{]*\{[^}]*tab-size:\s*8", css)
     assert "stylesheets/extra.css" in (site / "index.html").read_text()

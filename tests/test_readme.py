@@ -24,7 +24,7 @@ def test_the_readmes_language_model_commands(tmp_path):
         r = run_hsw2v(tmp_path, *command[1:])
         assert r.returncode == 0, r.stderr
         outputs.append(r.stdout)
-    shown = re.search(r"\$ hsw2v predict.*\n(\S+)\t", block).group(1)
+    shown = re.search(r"\$ hsw2v predict.*\n(?:hsw2v: .*\n)?(\S+)\t", block).group(1)
     assert outputs[1].split()[0] == shown == "states"
     perplexity = float(re.search(r"perplexity: ([0-9.]+)", outputs[2]).group(1))
     assert 100 < perplexity < 1500  # (the README shows a run's figure; runs vary a little)

@@ -90,8 +90,8 @@ class CompileWatch:
         with self._lock:
             if compiles == self._compiles:
                 self.said = True
-                _write(f"compiling {what} (cached on disk: only a first run, and the first "
-                       "at each new vector size, waits for this)")
+                _write(f"compiling {what} (numba; cached on disk, so this is once: each "
+                       "model kind, vector size and command compiles its own kernels)")
 
     def _cancel(self) -> None:
         if self._timer is not None:
