@@ -34,3 +34,28 @@ def test_every_install_hint_installs_what_it_names():
     texts = [REPO / "README.md", *(REPO / "hsw2v").rglob("*.py"), *(REPO / "docs").rglob("*.md")]
     wrong = [str(p) for p in texts if re.search(r"pip install '?hsw2v\b", p.read_text())]
     assert wrong == []
+
+
+def test_the_wheel_carries_the_bundled_corpus(tmp_path):
+    """A pip-only user gets the Quick start's corpus: the wheel holds the file itself
+    (the package's entries are links to data/ in a checkout), byte for byte."""
+    import shutil
+    import subprocess
+    import zipfile
+
+    source = tmp_path / "source"  # (building writes build/ beside pyproject.toml)
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(REPO / name, source / name if source.exists() else source.mkdir() or source / name)
+    for name in ("hsw2v", "data"):
+        shutil.copytree(REPO / name, source / name, symlinks=True,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
+                           str(tmp_path / "wheel"), str(source)], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (wheel,) = (tmp_path / "wheel").glob("*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        corpus = z.read("hsw2v/datasets/enwiki-1m.txt.gz")
+        notice = z.read("hsw2v/datasets/README.md").decode()
+    assert corpus == (REPO / "data" / "enwiki-1m.txt.gz").read_bytes()
+    assert "CC BY-SA 3.0" in notice
