@@ -44,8 +44,9 @@ def test_the_wheel_carries_the_bundled_corpus(tmp_path):
     import zipfile
 
     source = tmp_path / "source"  # (building writes build/ beside pyproject.toml)
+    source.mkdir()
     for name in ("pyproject.toml", "README.md", "LICENSE"):
-        shutil.copy(REPO / name, source / name if source.exists() else source.mkdir() or source / name)
+        shutil.copy(REPO / name, source / name)
     for name in ("hsw2v", "data"):
         shutil.copytree(REPO / name, source / name, symlinks=True,
                         ignore=shutil.ignore_patterns("__pycache__"))
