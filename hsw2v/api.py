@@ -188,19 +188,90 @@ def train(
     With ``init_model`` or ``resume``, the settings left at their defaults keep
     the saved model's or checkpoint's.
     """
-    given = locals()
+    given = checked_arguments(train, locals())
+    tree, tree_from, init_model = given["tree"], given["tree_from"], given["init_model"]
+    corpus, vocab = given["corpus"], given["vocab"]
     defaults = TrainSettings()
     settings = {f.name: given[f.name] for f in fields(TrainSettings)
                 if f.name != "tree" and given[f.name] != getattr(defaults, f.name)}
     if isinstance(tree, str):
         settings["tree"] = tree
     options = {"vocab": vocab, "tree_from": tree_from, "init_model": init_model,
-               "checkpoint": checkpoint, "checkpoint_every": checkpoint_every,
-               "resume": resume, "count_memory": count_memory, "progress": progress}
+               "checkpoint": given["checkpoint"], "checkpoint_every": given["checkpoint_every"],
+               "resume": given["resume"], "count_memory": given["count_memory"],
+               "progress": progress}
     if tree is not None and not isinstance(tree, str):
         options["tree"] = tree
     return train_with(corpus, settings, sentences=sentences, engine=engine, client=client,
-                      scheduler=scheduler, workers=workers, round_words=round_words, **options)
+                      scheduler=scheduler, workers=given["workers"],
+                      round_words=given["round_words"], **options)
+
+
+_PATHS = ("checkpoint", "resume", "wordnet")
+"""Parameters of :func:`train` that name a file or directory: ``str`` or ``os.PathLike``."""
+_MODELS = ("tree_from", "init_model")
+"""Parameters that take a :class:`Model`, or the path of its file."""
+
+
+def checked_arguments(function: Any, arguments: dict[str, Any]) -> dict[str, Any]:
+    """``arguments`` of ``function`` checked against its annotations, one rule for
+    every parameter: an ``int`` takes Python or numpy integers (not ``bool``), a
+    ``float`` any real number, a path ``str`` or ``os.PathLike``, a model parameter
+    a :class:`Model` or its file's path, ``count_memory`` a size string (``"200M"``)
+    too. Returns them normalised (numpy numbers as Python's, paths as ``str``, model
+    files loaded); anything else is an HSW2VError naming the parameter."""
+    import inspect
+    import numbers
+    import os
+
+    import numpy as np
+
+    out = dict(arguments)
+    for name, p in inspect.signature(function).parameters.items():
+        value, kinds = out.get(name), {k.strip() for k in str(p.annotation).split("|")}
+        if value is None and ("None" in kinds or p.default is None):
+            continue
+        if name == "corpus" and isinstance(value, os.PathLike):
+            out[name] = os.fspath(value)
+        elif name == "corpus" and isinstance(value, (list, tuple)):
+            out[name] = [os.fspath(v) if isinstance(v, os.PathLike) else v for v in value]
+        elif name in _MODELS:
+            if isinstance(value, (str, os.PathLike)):
+                from .model.model import load_model
+
+                out[name] = load_model(os.fspath(value))
+            elif not isinstance(value, Model):
+                raise HSW2VError(f"{param(name)} must be a Model or the path of a model file, "
+                                 f"got {type(value).__name__}")
+        elif name in _PATHS:
+            if not isinstance(value, (str, os.PathLike)):
+                raise HSW2VError(f"{param(name)} must be a path, got {value!r}")
+            out[name] = os.fspath(value)
+        elif name == "count_memory" and isinstance(value, str):
+            from .settings import parse_size
+
+            out[name] = parse_size(value, name)
+        elif "bool" in kinds:
+            if not isinstance(value, (bool, np.bool_)):
+                raise HSW2VError(f"{param(name)} must be True or False, got {value!r}")
+            out[name] = bool(value)
+        elif "int" in kinds:
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+                raise HSW2VError(f"{param(name)} must be a whole number, got {value!r}")
+            out[name] = int(value)
+        elif "float" in kinds:
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+                raise HSW2VError(f"{param(name)} must be a number, got {value!r}")
+            out[name] = float(value)
+        elif "str" in kinds and "Tree" not in kinds and not isinstance(value, str):
+            raise HSW2VError(f"{param(name)} must be a string, got {value!r}")
+        elif "Tree" in kinds and not isinstance(value, str):
+            from .trees.tree import Tree
+
+            if not isinstance(value, Tree):
+                raise HSW2VError(f"{param(name)} must be a tree kind ({', '.join(tree_builders)}) "
+                                 f"or a Tree, got {value!r}")
+    return out
 
 
 def train_with(corpus: Source | Iterable[Any] | None, settings: dict[str, Any], *,

@@ -19,20 +19,33 @@ def param(name: str, value: object = _NO_VALUE) -> str:
 
 
 class HSW2VError(Exception):
-    """A user-facing error: bad input, bad parameters or an unreadable file."""
+    """A user-facing error: bad input, bad parameters or an unreadable file.
+
+    ``str(e)``, ``e.args[0]`` and ``repr(e)`` name Python parameters (``tree_from``);
+    :meth:`for_command_line` names the options (``--tree-from``)."""
+
+    def __init__(self, message: object = "") -> None:
+        self._marked = str(message)  # with param()'s markers, for either reader
+        super().__init__(_PARAM.sub(lambda m: m[1] if m[2] is None else f"{m[1]}={m[2]}",
+                                    self._marked))
 
     def __str__(self) -> str:
-        return _PARAM.sub(lambda m: m[1] if m[2] is None else f"{m[1]}={m[2]}", super().__str__())
+        return str(self.args[0]) if self.args else ""
+
+    def __reduce__(self):  # (a Dask worker's error reaches the client with its markers)
+        return type(self), (self._marked,)
+
+    def replace(self, old: str, new: str) -> HSW2VError:
+        """This error with ``old`` replaced by ``new`` in its message (a temporary
+        file's name by the input's, as the user gave it)."""
+        return type(self)(self._marked.replace(old, new))
 
     def for_command_line(self) -> str:
         """The message with options for parameters (``--tree-from``, ``--tree semantic``)."""
         return _PARAM.sub(lambda m: "--" + m[1].replace("_", "-") + ("" if m[3] is None else f" {m[3]}"),
-                          super().__str__())
+                          self._marked)
 
 
 class UnknownWordError(HSW2VError, KeyError):
     """A word outside the vocabulary, looked up as ``model["word"]`` or
     ``vectors["word"]``: a :class:`KeyError` too, as gensim's lookups raise."""
-
-    def __str__(self) -> str:
-        return HSW2VError.__str__(self)

@@ -3,6 +3,7 @@ its perplexity."""
 from __future__ import annotations
 
 import math
+import os
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -13,7 +14,7 @@ from ..errors import HSW2VError, param
 from ..hs.codes import word_log_prob
 from ..jit.helpers import JIT
 from ..settings import MAX_WINDOW
-from ..text.reader import iter_blocks
+from ..text.reader import as_source, iter_blocks
 from ..training.kinds import model_kind
 from ..training.steps import context_rows
 from ..training.walk import make_walk
@@ -55,7 +56,7 @@ def score_block(ids, sent_ends, n_sents, keep, window, sen, sen_pos, ctx, visito
     return loss, n
 
 
-def score(model, corpus: str, window: int | None = None) -> dict:
+def score(model, corpus: str | os.PathLike, window: int | None = None) -> dict:
     """Mean −log P(target | context) and perplexity of ``model`` on held-out ``corpus``.
 
     Uses the window at full width (no random shrink) and no subsampling, so that
@@ -80,6 +81,7 @@ def score(model, corpus: str, window: int | None = None) -> dict:
         ``words`` (the tokens in the vocabulary), ``dropped`` (the tokens outside
         it, dropped before contexts form, as in training), ``window`` and ``arch``.
     """
+    corpus = as_source(corpus)
     window = model.settings.window if window is None else window
     if not 1 <= window <= MAX_WINDOW:
         raise HSW2VError(f"{param('window')} must lie in 1..{MAX_WINDOW}, got {window}")

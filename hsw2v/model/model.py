@@ -27,6 +27,7 @@ Without ``extra_leaves``, L = V: one code a word, as every model before it.
 from __future__ import annotations
 
 import json
+import os
 import warnings
 import zipfile
 from collections.abc import Sequence
@@ -224,6 +225,9 @@ class Model:
         """:meth:`predict` for many contexts at once, searched in parallel in numba."""
         from ..hs.codes import best_first_batch
 
+        if isinstance(contexts, (str, bytes)):
+            raise HSW2VError(f"contexts is a sequence of contexts, each a list of words; got the "
+                             f"string {contexts!r} (for one context, use predict)")
         if topn <= 0:
             raise HSW2VError(f"topn must be positive, got {topn}")
         mats = [self.context_matrix(c) for c in contexts]
@@ -532,7 +536,7 @@ def load_model(path: str) -> Model:
                  extra={name: extra[name] for name in expected})
 
 
-def read_vectors(path: str, make_cache: bool = False) -> Vectors:
+def read_vectors(path: str | os.PathLike, make_cache: bool = False) -> Vectors:
     """Word vectors from a word2vec text or binary file, or an hsw2v model file.
 
     Parameters
@@ -547,6 +551,7 @@ def read_vectors(path: str, make_cache: bool = False) -> Vectors:
     -------
     Vectors
     """
+    path = os.fspath(path)
     if path.endswith(".npz"):
         return load_model(path).keyed_vectors()
     return read_word2vec(path, make_cache)

@@ -102,7 +102,7 @@ class Vectors:
         if not positive and not negative:
             raise HSW2VError("give at least one word")
         if topn <= 0:
-            raise HSW2VError("-n must be positive")
+            raise HSW2VError(f"topn must be positive, got {topn}")
         rows = [self.index_of(w) for w in positive] + [self.index_of(w) for w in negative]
         weights = [1.0] * len(positive) + [-1.0] * len(negative)
         unit = self.unit if restrict is None else self.unit[:restrict]

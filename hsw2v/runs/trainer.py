@@ -30,6 +30,7 @@ from ..system.signals import raise_pending
 from ..text.reader import (
     BLOCK_BYTES,
     Source,
+    as_source,
     describe,
     iter_blocks,
     lock_free,
@@ -67,7 +68,7 @@ def build_vocab(corpus: Source, min_count: int = 5, max_vocab: int | None = None
         The vocabulary kept and the corpus's token count.
     """
     threads = TrainSettings(threads=threads).resolved().threads
-    counts = count_words(corpus, progress=progress, threads=threads, min_count=min_count)
+    counts = count_words(as_source(corpus), progress=progress, threads=threads, min_count=min_count)
     if counts.tokens == 0:
         raise HSW2VError(f"{describe(corpus)}: the corpus is empty (no words)")
     vocab, _ = _pruned(counts, min_count, max_vocab, corpus)
@@ -110,6 +111,7 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
     each checkpoint: the files the run writes at its end, which a resumed run writes.
     Returns the :class:`Model`, with the mean loss of each epoch in ``epoch_loss``.
     """
+    corpus = as_source(corpus)
     saver = Checkpoints(checkpoint, checkpoint_every, checkpoint_outputs) if checkpoint else None
     if resume is not None:
         return _resume(corpus, resume, saver, progress, settings)

@@ -23,7 +23,7 @@ import time
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import BinaryIO, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 from ..errors import HSW2VError
 
@@ -124,6 +124,16 @@ class Slice(NamedTuple):
 
 Source = str | Slice | Sequence[str | Slice]
 """A corpus: one path (``-`` for stdin) or slice, or a list of them, read in order."""
+
+
+def as_source(source: Any) -> Source:
+    """``source`` with every ``os.PathLike`` (a ``pathlib.Path``) as its ``str``: what
+    a public function taking a corpus does first."""
+    if isinstance(source, os.PathLike):
+        return os.fspath(source)
+    if isinstance(source, (list, tuple)):
+        return [os.fspath(p) if isinstance(p, os.PathLike) else p for p in source]
+    return source
 
 
 def paths_of(source: Source) -> list[str]:
@@ -480,10 +490,9 @@ def rereadable(source: Source) -> Iterator[Source]:
             yield (copies[source] if isinstance(source, str)
                    else [copies.get(p, p) if isinstance(p, str) else p for p in source])
         except HSW2VError as e:  # name the input as the user gave it
-            message = str(e)
             for stream, tmp in copies.items():
-                message = message.replace(tmp, stream)
-            raise HSW2VError(message) from None
+                e = e.replace(tmp, stream)
+            raise e from None
     finally:
         for tmp in copies.values():
             if os.path.exists(tmp):

@@ -119,7 +119,7 @@ def sentences_file(sentences: Iterable[Any]) -> Iterator[str]:
         try:
             yield tmp
         except HSW2VError as e:  # name the input as the user gave it
-            raise HSW2VError(e.args[0].replace(tmp, "sentences")) from None
+            raise e.replace(tmp, "sentences") from None
     finally:
         os.unlink(tmp)
 
