@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import sys
 import time
@@ -119,10 +120,28 @@ def _say_directories(corpus: Iterable[str], files: list[str], quiet: bool) -> No
             click.echo(f"hsw2v: {arg}: reading {n} file{'s' * (n != 1)}", err=True)
 
 
+def _strict_json(data):
+    """``data`` with each NaN or infinite number as ``null``, and beside it, in the
+    same object, ``"why_null": {key: reason}``: JSON has no such numbers."""
+    if isinstance(data, list):
+        return [_strict_json(x) for x in data]
+    if not isinstance(data, dict):
+        return data
+    out, why = {}, {}
+    for key, value in data.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            out[key] = None
+            why[key] = "not a number (NaN)" if math.isnan(value) else "infinite"
+        else:
+            out[key] = _strict_json(value)
+    return {**out, "why_null": why} if why else out
+
+
 def _emit(data, as_json: bool, lines: Iterable[str]) -> None:
-    """Print a command's result: ``data`` as one JSON document, or the text ``lines``."""
+    """Print a command's result: ``data`` as one JSON document (strict JSON: see
+    :func:`_strict_json`), or the text ``lines``."""
     if as_json:
-        click.echo(json.dumps(data))
+        click.echo(json.dumps(_strict_json(data), allow_nan=False))
     else:
         for line in lines:
             click.echo(line)
@@ -297,7 +316,8 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
                                     ("init-model", init_model), ("resume", resume)] if v]
     if len(starts) > 1:
         raise HSW2VError(f"{' and '.join(starts)} do not go together")
-    TrainSettings(**settings).resolved()  # fail on bad options before reading anything
+    if not (resume or init_model):  # (those keep the saved model's kind: checked with it)
+        TrainSettings(**settings).resolved()  # fail on bad options before reading anything
     if resume or init_model:  # only the settings given here change the saved ones
         settings = {k: v for k, v in settings.items()
                     if ctx.get_parameter_source(k) is click.core.ParameterSource.COMMANDLINE

@@ -7,15 +7,17 @@ import re
 
 _PARAM = re.compile("\x1f([^\x1f\x1e]*)(?:\x1e([^\x1f\x1e]*)\x1e([^\x1f\x1e]*))?\x1f")
 _NO_VALUE = object()
+_OPTION = "\x1d"  # marks a setting's whole spelling on the command line
 
 
-def param(name: str, value: object = _NO_VALUE) -> str:
+def param(name: str, value: object = _NO_VALUE, option: str | None = None) -> str:
     """A parameter (with ``value``, a setting of it) in an error message: the Python
     name in ``str(error)`` (``tree='semantic'``), the option in
-    :meth:`HSW2VError.for_command_line` (``--tree semantic``)."""
+    :meth:`HSW2VError.for_command_line` (``--tree semantic``; ``option`` spells it
+    where the command line has a flag of its own, as ``--no-node-bias``)."""
     if value is _NO_VALUE:
         return f"\x1f{name}\x1f"
-    return f"\x1f{name}\x1e{value!r}\x1e{value}\x1f"
+    return f"\x1f{name}\x1e{value!r}\x1e{_OPTION + option if option else value}\x1f"
 
 
 class HSW2VError(Exception):
@@ -42,8 +44,11 @@ class HSW2VError(Exception):
 
     def for_command_line(self) -> str:
         """The message with options for parameters (``--tree-from``, ``--tree semantic``)."""
-        return _PARAM.sub(lambda m: "--" + m[1].replace("_", "-") + ("" if m[3] is None else f" {m[3]}"),
-                          self._marked)
+        def option(m: re.Match) -> str:
+            if m[3] is not None and m[3].startswith(_OPTION):
+                return m[3][len(_OPTION):]
+            return "--" + m[1].replace("_", "-") + ("" if m[3] is None else f" {m[3]}")
+        return _PARAM.sub(option, self._marked)
 
 
 class UnknownWordError(HSW2VError, KeyError):

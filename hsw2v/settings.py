@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any
 
 from .errors import HSW2VError, param
 from .training.kinds import POSITION_WEIGHTS, model_kinds
@@ -124,7 +125,8 @@ class TrainSettings:
                                                       f"got {s.position_weights!r}")),
             (0 <= s.epsilon < 0.5, f"{param('epsilon')} must lie in [0, 0.5), got {s.epsilon}"),
             (0 <= s.seed < 2**64, f"{param('seed')} must lie in 0..2**64-1, got {s.seed}"),
-            (s.sample >= 0 and math.isfinite(s.sample), f"{param('sample')} must be ≥ 0, got {s.sample}"),
+            (0 <= s.sample <= 1, f"{param('sample')} must lie in 0..1 (a share of the corpus; "
+                                 f"word2vec.c's useful range is 1e-5 to 1e-3), got {s.sample}"),
             (s.alpha > 0 and math.isfinite(s.alpha), f"{param('alpha')} must be positive, got {s.alpha}"),
             (0 <= s.min_alpha <= s.alpha, f"{param('min_alpha')} must lie between 0 and {param('alpha')}"),
         ]
@@ -148,12 +150,24 @@ class TrainSettings:
                 users = [k for k, entry in registry.items() if f.name in entry.settings]
                 given = getattr(s, f.name) != getattr(defaults, f.name)
                 if users and given and chosen not in users:
-                    raise HSW2VError(f"{param(f.name)} goes with "
+                    value = getattr(s, f.name)  # (a yes/no setting: as its flag is spelt)
+                    named = (param(f.name, value, option_of(f.name, value))
+                             if isinstance(value, bool) else param(f.name))
+                    raise HSW2VError(f"{named} goes with "
                                      f"{' or '.join(param(option, u) for u in users)}")
         for problem in (builder.check(s), kind.check(s)):
             if problem:
                 raise HSW2VError(problem)
         return s
+
+    def other_kinds_settings(self) -> TrainSettings:
+        """A copy with the settings that only other model kinds read at their
+        defaults (a file written before such a setting was refused with another
+        kind, ``cbow_mean`` with skip-gram, still loads)."""
+        mine = model_kinds[self.arch].settings if self.arch in model_kinds else ()
+        theirs = {name for k in model_kinds.values() for name in k.settings} - set(mine)
+        defaults = TrainSettings()
+        return replace(self, **{name: getattr(defaults, name) for name in theirs})
 
     @classmethod
     def from_record(cls, record: dict) -> TrainSettings:
@@ -171,7 +185,7 @@ class TrainSettings:
             expected = type(f.default) if f.default is not None else f.metadata.get("type")
             if known.get(f.name) is not None:
                 known[f.name] = _typed(f.name, known[f.name], expected)
-        return cls(**known)
+        return cls(**known).other_kinds_settings()
 
     def record(self) -> dict:
         """A JSON-serialisable dict of these settings (see :meth:`from_record`)."""
@@ -191,6 +205,17 @@ class EngineSettings:
     round_words: int | None = _opt(None, "dask: words each worker trains between two combinations "
                                    "of the weights [" + ", ".join(f"{k.round_words:,} {k.name}"
                                    for k in model_kinds.values()) + "].", type=int)
+
+
+def option_of(name: str, value: Any) -> str:
+    """How ``hsw2v train`` spells the setting ``name`` at ``value``: ``--dim 50``, or a
+    flag of its own for a yes/no setting (``--no-node-bias``, ``--cbow-sum``)."""
+    f = next((f for c in (TrainSettings, EngineSettings) for f in fields(c) if f.name == name), None)
+    flag = f.metadata.get("flag") if f is not None else None
+    if flag and isinstance(value, bool):
+        on, _, off = flag.partition("/")
+        return on if value else off
+    return f"--{name.replace('_', '-')} {value}"
 
 
 def _typed(name: str, value, expected: type):

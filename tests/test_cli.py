@@ -418,3 +418,79 @@ def test_predict_says_what_skipgram_scores_are(tmp_path, planted):
     assert sum(float(line.split("\t")[1]) for line in two.stdout.splitlines()) < 1
     one = run_hsw2v(tmp_path, "predict", context[0], "-n", "3")
     assert one.returncode == 0 and "product" not in one.stderr
+
+
+def test_a_kinds_setting_is_refused_with_another_kind_as_its_flag_is_spelt(tmp_path, small_corpus):
+    """--cbow-sum goes with CBOW alone (as --position-weights with LBL); a refused
+    change of a yes/no setting names the flag to drop; --init-model checks options
+    against the model's own kind (hostile round four, items 8, 15 and 16)."""
+    from .conftest import one_line_error
+
+    for arch in ("lbl", "skipgram"):
+        r = run_hsw2v(tmp_path, "train", small_corpus, "--arch", arch, "--cbow-sum", "--quiet")
+        assert one_line_error(r) == "hsw2v: error: --cbow-sum goes with --arch cbow"
+    fast = ("--dim", "8", "--epochs", "1", "--min-count", "1", "--quiet")
+    assert run_hsw2v(tmp_path, "train", small_corpus, *fast, "--node-bias", "-o", "nb.txt",
+                     "--save-model", "nb.npz").returncode == 0
+    r = run_hsw2v(tmp_path, "train", small_corpus, *fast, "--init-model", "nb.npz", "--no-node-bias",
+                  "-o", "x.txt")
+    assert one_line_error(r).endswith("keeps the model's --node-bias (True); drop --no-node-bias")
+    assert run_hsw2v(tmp_path, "train", small_corpus, *fast, "--arch", "lbl", "-o", "lm.txt",
+                     "--save-model", "lm.npz").returncode == 0
+    r = run_hsw2v(tmp_path, "train", small_corpus, *fast, "--init-model", "lm.npz",
+                  "--position-weights", "full", "-o", "y.txt")
+    assert one_line_error(r).endswith(
+        "keeps the model's --position-weights (diagonal); drop --position-weights full")
+    r = run_hsw2v(tmp_path, "train", small_corpus, *fast, "--init-model", "lm.npz",
+                  "--position-weights", "diagonal", "-o", "y.txt")
+    assert r.returncode == 0, r.stderr
+
+
+def test_json_output_is_strict_json_and_score_does_not_overflow(tmp_path, small_corpus):
+    """A model that loads but predicts terribly (mean -log P above 709 nats) has an
+    infinite perplexity, said in words and, in JSON, as null with the reason; a
+    correlation of one pair is undefined, likewise (hostile round four, items 7, 14)."""
+    import dataclasses
+    import math
+
+    import hsw2v
+
+    from .conftest import one_line_error
+
+    m = hsw2v.train(small_corpus, dim=8, epochs=1, min_count=1, threads=1, progress=False)
+    for factor in 10.0 ** np.arange(2, 12):  # inner nodes blown up until -log P passes 709
+        bad = dataclasses.replace(m, node_vectors=m.node_vectors * np.float32(factor))
+        if 720 < hsw2v.score(bad, small_corpus)["loss"] < math.inf:
+            break
+    bad.save(str(tmp_path / "bad.npz"))
+    text = run_hsw2v(tmp_path, "score", small_corpus, "--model", "bad.npz")
+    assert text.returncode == 0, text.stderr
+    loss = float(text.stdout.split("mean -log P: ")[1].split()[0])
+    assert 709.8 < loss < math.inf and "perplexity: inf" in text.stdout
+
+    def strict(s):
+        return json.loads(s, parse_constant=lambda c: pytest.fail(f"{c} in JSON"))
+
+    as_json = strict(run_hsw2v(tmp_path, "score", small_corpus, "--model", "bad.npz", "--json").stdout)
+    assert as_json["perplexity"] is None and as_json["why_null"] == {"perplexity": "infinite"}
+    assert as_json["loss"] == pytest.approx(loss, rel=1e-4)
+    m.save_vectors(str(tmp_path / "v.txt"))
+    a, b = m.words[:2]
+    (tmp_path / "one.tsv").write_text(f"{a}\t{b}\t5.0\n")
+    result = run_hsw2v(tmp_path, "evaluate", "v.txt", "--pairs", "one.tsv", "--json")
+    assert result.returncode == 0, result.stderr
+    found = strict(result.stdout)
+    nulls = []
+
+    def walk(x):
+        if isinstance(x, dict):
+            nulls.extend((k, x.get("why_null", {}).get(k)) for k, v in x.items() if v is None)
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+    walk(found)
+    assert nulls and all(why == "not a number (NaN)" for _, why in nulls), found
+    assert one_line_error(run_hsw2v(tmp_path, "train", small_corpus, "--sample", "1e308")).endswith(
+        "got 1e+308")

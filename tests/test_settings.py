@@ -3,6 +3,7 @@ both ends, against the limits written out here."""
 from __future__ import annotations
 
 import math
+import re
 import os
 
 import pytest
@@ -39,14 +40,15 @@ def test_integer_ranges_hold_at_both_ends(name, low, high):
 
 
 @pytest.mark.parametrize(("name", "ok", "bad", "message"), [
-    ("sample", [0.0, 1e-5], [-1e-12, math.inf, math.nan], "sample must be ≥ 0"),
+    ("sample", [0.0, 1e-5, 1.0], [-1e-12, 1.5, 1e308, math.inf, math.nan],
+     r"sample must lie in 0\.\.1 \(a share of the corpus; word2vec\.c's useful range is 1e-5 to 1e-3\)"),
     ("alpha", [1e-4, 1.0], [0.0, -0.1, math.inf, math.nan], "alpha must be positive"),
 ])
 def test_rates(name, ok, bad, message):
     for value in ok:
         assert getattr(TrainSettings(**{name: value}).resolved(), name) == value
     for value in bad:
-        with pytest.raises(HSW2VError, match=f"^{message}, got {value}$"):
+        with pytest.raises(HSW2VError, match=f"^{message}, got {re.escape(str(value))}$"):
             TrainSettings(**{name: value}).resolved()
 
 

@@ -19,6 +19,9 @@ from ..training.kinds import model_kind
 from ..training.steps import context_rows
 from ..training.walk import make_walk
 
+LARGEST_EXPONENT = math.log(np.finfo(np.float64).max)
+"""A mean −log P above this many nats (709.78) has an infinite perplexity in float64."""
+
 
 class HeldOutScore(NamedTuple):
     """The walk's visitor when scoring: the kind's config, the model's weights, and
@@ -107,5 +110,6 @@ def score(model, corpus: str | os.PathLike, window: int | None = None) -> dict:
     if examples == 0:
         raise HSW2VError(f"{corpus}: no word of the vocabulary has a context to score")
     mean = loss / examples
-    return {"loss": mean, "perplexity": math.exp(mean), "examples": examples, "words": words,
+    perplexity = math.exp(mean) if mean < LARGEST_EXPONENT else math.inf  # (exp overflows past it)
+    return {"loss": mean, "perplexity": perplexity, "examples": examples, "words": words,
             "dropped": tokens - words, "window": window, "arch": model.arch}

@@ -22,7 +22,7 @@ from ..counting.corpus import TokenSpool, WordCounts, WordTable, count_words
 from ..counting.vocab import Vocab
 from ..errors import HSW2VError, param
 from ..model.model import Model
-from ..settings import CHECKPOINT_MINUTES, TREE_KINDS, TrainSettings
+from ..settings import CHECKPOINT_MINUTES, TREE_KINDS, TrainSettings, option_of
 from ..system.compiling import CompileWatch
 from ..system.memory import release_compiler_pages, release_free_memory
 from ..system.progress import progress_bar
@@ -201,7 +201,7 @@ def carried_settings(base: TrainSettings, given: dict, allowed: tuple[str, ...],
     for name, value in given.items():
         if name not in allowed and value != getattr(base, name):
             raise HSW2VError(f"{why} {param(name)} ({getattr(base, name)}); "
-                             f"drop {param(name, value)}")
+                             f"drop {param(name, value, option_of(name, value))}")
     return replace(base, **{k: v for k, v in given.items() if k in allowed}).resolved()
 
 

@@ -165,7 +165,7 @@ model_kinds: dict[str, ModelKind] = {
     "cbow": ModelKind(
         "cbow", "CBOW predicts a word from the mean (or sum) of its context's vectors.",
         ".cbow", alpha=0.05, round_words=1_000_000,
-        examples_per_context_word=False),
+        examples_per_context_word=False, settings=("cbow_mean",)),
     "skipgram": ModelKind(
         "skipgram", "Skip-gram predicts a word from each context word's vector.",
         ".skipgram", alpha=0.025, round_words=125_000,
