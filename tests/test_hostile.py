@@ -667,3 +667,47 @@ def test_a_fifo_corpus_is_read_like_stdin_and_a_device_is_named(work):
     assert hsw2v.load_model(str(work / "p.npz")).words == hsw2v.load_model(str(work / "m.npz")).words
     assert list((work / "tmp").iterdir()) == []
     assert_refused(work, ["train", "/dev/null", *TRAIN], "/dev/null: a character device")
+
+
+FILE_INPUTS = [
+    (("predict", "--model", "{x}", "w1"), "a model file"),
+    (("tree", "{x}"), "a model file"),
+    (("vocab", "--model", "{x}"), "a model file"),
+    (("score", "c.txt", "--model", "{x}"), "a model file"),
+    (("train", "c.txt", "--init-model", "{x}", "-o", "o.txt"), "a model file"),
+    (("train", "c.txt", "--tree-from", "{x}", "-o", "o.txt"), "a model file"),
+    (("train", "c.txt", "--resume", "{x}", "-o", "o.txt"), "a model file"),
+    (("train", "c.txt", "--read-vocab", "{x}", "-o", "o.txt"), "a vocabulary file"),
+    (("similar", "w1", "--vectors", "{x}"), "a vectors file"),
+    (("evaluate", "v.txt", "--pairs", "{x}"), "a word-pair file"),
+    (("evaluate", "v.txt", "--analogies", "{x}"), "an analogy file"),
+]
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero"])
+@pytest.mark.parametrize(("args", "what"), FILE_INPUTS, ids=[" ".join(a[:3]) for a, _ in FILE_INPUTS])
+def test_an_input_read_whole_must_be_a_regular_file(work, special, args, what):
+    """A FIFO would block in open() for ever, /dev/zero fill memory until the
+    process is killed: each is refused in one line, at once (round four, 12-13)."""
+    if special == "fifo":
+        os.mkfifo(work / "f")
+        special = str(work / "f")
+    kind = "a FIFO" if special.endswith("/f") else "a character device"
+    result = run_hsw2v(work, *(a.format(x=special) for a in args))
+    assert one_line_error(result) == f"hsw2v: error: {special}: {kind}, not {what}"
+
+
+def test_score_and_train_refuse_the_same_corpora_alike(work):
+    """A character device or a socket as CORPUS: one answer for every command
+    (round four, item 22)."""
+    import socket
+
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(work / "s"))
+    try:
+        for corpus, kind in (("/dev/null", "a character device"), (str(work / "s"), "a socket")):
+            said = {one_line_error(run_hsw2v(work, *args))
+                    for args in (("train", corpus, "-o", "o.txt"), ("score", corpus, "--model", "m.npz"))}
+            assert said == {f"hsw2v: error: {corpus}: {kind}, not a text file"}
+    finally:
+        sock.close()

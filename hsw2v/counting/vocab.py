@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import HSW2VError
-from ..system.files import atomic_write
+from ..system.files import atomic_write, check_regular_file
 
 
 def pack_words(words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -66,6 +66,7 @@ class Vocab:
     @classmethod
     def load(cls, path: str) -> Vocab:
         """Read a ``word count`` file as written by :meth:`save` or word2vec.c."""
+        check_regular_file(path, "a vocabulary file")
         try:
             with open(path, "rb") as f:
                 raw = f.read()

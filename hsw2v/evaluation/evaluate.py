@@ -8,12 +8,14 @@ Blank lines are skipped.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterator, Sequence
 
 import numpy as np
 
 from ..errors import HSW2VError
 from ..model.vectors import Vectors
+from ..system.files import check_regular_file
 
 #: Upper bound on the number of float32 scores held at once (64 MiB).
 _SCORE_BUDGET = 1 << 24
@@ -24,6 +26,9 @@ _SCORE_BUDGET = 1 << 24
 
 def _read_lines(path: str, what: str) -> list[str]:
     """Lines of a UTF-8 text file, or HSW2VError if it cannot be read."""
+    if not os.path.exists(path):
+        raise HSW2VError(f"{what} file not found: {path}")
+    check_regular_file(path, f"{'an' if what[0] in 'aeiou' else 'a'} {what} file")
     try:
         with open(path, encoding="utf-8") as f:
             return f.read().split("\n")  # universal newlines, as gensim reads

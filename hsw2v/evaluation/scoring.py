@@ -14,7 +14,7 @@ from ..errors import HSW2VError, param
 from ..hs.codes import word_log_prob
 from ..jit.helpers import JIT
 from ..settings import MAX_WINDOW
-from ..text.reader import as_source, iter_blocks
+from ..text.reader import as_source, corpus_files, iter_blocks
 from ..training.kinds import model_kind
 from ..training.steps import context_rows
 from ..training.walk import make_walk
@@ -85,6 +85,8 @@ def score(model, corpus: str | os.PathLike, window: int | None = None) -> dict:
         it, dropped before contexts form, as in training), ``window`` and ``arch``.
     """
     corpus = as_source(corpus)
+    if isinstance(corpus, str):  # (what train reads, and refuses, score does too)
+        corpus = corpus_files([corpus])
     window = model.settings.window if window is None else window
     if not 1 <= window <= MAX_WINDOW:
         raise HSW2VError(f"{param('window')} must lie in 1..{MAX_WINDOW}, got {window}")

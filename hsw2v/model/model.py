@@ -39,7 +39,7 @@ import numpy as np
 from ..counting.vocab import Vocab, pack_words
 from ..errors import HSW2VError, UnknownWordError
 from ..settings import TrainSettings
-from ..system.files import atomic_write
+from ..system.files import atomic_write, check_regular_file
 from ..system.memory import release_free_memory
 from ..training.kinds import model_kind
 from ..trees.tree import Tree
@@ -458,6 +458,8 @@ def load_model(path: str) -> Model:
     HSW2VError
         The file is missing, damaged or not a model; one line says what is wrong.
     """
+    path = os.fspath(path)
+    check_regular_file(path, "a model file")
     shapes = _declared_shapes(path)
     try:
         with np.load(path, allow_pickle=False) as z:

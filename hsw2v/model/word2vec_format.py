@@ -15,7 +15,7 @@ import numpy as np
 from ..counting.vocab import pack_words
 from ..errors import HSW2VError
 from ..settings import available_cores
-from ..system.files import atomic_write
+from ..system.files import atomic_write, check_regular_file
 from .vectors import Vectors
 from .vectors_cache import read_cache, write_cache
 
@@ -101,6 +101,7 @@ def read_word2vec(path: str, make_cache: bool = False) -> Vectors:
     """Read a word2vec text or binary file (the format is detected) into :class:`Vectors`;
     with ``make_cache``, keep a copy in the user's cache directory if there was none
     to use (:mod:`hsw2v.model.vectors_cache`)."""
+    check_regular_file(path, "a vectors file")
     cached = read_cache(path)
     if cached is not None:
         return Vectors(*cached)

@@ -17,6 +17,27 @@ from typing import IO
 from ..errors import HSW2VError
 
 
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"))
+
+
+def check_regular_file(path: str, what: str) -> None:
+    """HSW2VError unless ``path`` is a regular file: an input that is read whole
+    (a model, vectors, a vocabulary, word pairs, WordNet's files) from a FIFO would
+    block in ``open`` for ever, and from ``/dev/zero`` fill memory. ``stat`` never
+    blocks; ``what`` names the input in the message."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise HSW2VError(f"{path}: no such file") from None
+    except (OSError, ValueError) as e:
+        raise HSW2VError(f"{path}: cannot read ({getattr(e, 'strerror', None) or e})") from None
+    if not stat.S_ISREG(mode):
+        kind = next((k for test, k in _KINDS if test(mode)), "not a regular file")
+        raise HSW2VError(f"{path}: {kind}, not {what}")
+
+
 def _directory_of(path: str) -> str:
     """The directory ``path`` is in, as the system resolves it (``nodir/../f`` is in
     ``nodir/..``, which does not exist: not normalised away)."""

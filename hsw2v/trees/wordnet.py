@@ -50,6 +50,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import HSW2VError, param
+from ..system.files import check_regular_file
 from .tree import Tree, from_splits, huffman
 
 PARTS = ("noun", "verb", "adj", "adv")
@@ -103,6 +104,8 @@ def find_database(directory: str | None = None, dirs: list[Path] | None = None) 
 
 
 def _read(path: Path) -> bytes:
+    if path.exists():  # (a missing file: the hint below)
+        check_regular_file(str(path), "a WordNet database file")
     try:
         return path.read_bytes()
     except FileNotFoundError:
