@@ -545,7 +545,7 @@ def test_unreadable_paths_are_refused(tmp_path):
         f"{tmp_path}: is a directory"
     if os.path.exists("/dev/null"):
         assert str(pytest.raises(HSW2VError, read_word2vec, "/dev/null").value) == \
-            "/dev/null: not a regular file"
+            "/dev/null: a character device, not a vectors file"
     plain = tmp_path / "plain"
     plain.write_bytes(b"x")
     inside = str(plain / "v.txt")

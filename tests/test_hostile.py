@@ -417,7 +417,7 @@ def test_duplicate_words_keep_the_first_as_gensim_does(work):
 def test_vectors_sizes_are_checked_against_the_file(work):
     (work / "huge.bin").write_bytes(b"1000000000000 100\nw1 " + b"\0" * 400 + b"\n")
     assert_refused(work, ["similar", "w1", "--vectors", "huge.bin"], "header says")
-    assert_refused(work, ["similar", "w1", "--vectors", "/dev/zero"], "not a regular file")
+    assert_refused(work, ["similar", "w1", "--vectors", "/dev/zero"], "/dev/zero: a character device, not a vectors file")
 
 
 # ---------------------------------------------------------------- options and input

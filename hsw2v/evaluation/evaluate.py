@@ -8,7 +8,6 @@ Blank lines are skipped.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -26,8 +25,6 @@ _SCORE_BUDGET = 1 << 24
 
 def _read_lines(path: str, what: str) -> list[str]:
     """Lines of a UTF-8 text file, or HSW2VError if it cannot be read."""
-    if not os.path.exists(path):
-        raise HSW2VError(f"{what} file not found: {path}")
     check_regular_file(path, f"{'an' if what[0] in 'aeiou' else 'a'} {what} file")
     try:
         with open(path, encoding="utf-8") as f:
