@@ -22,6 +22,16 @@ _KINDS = ((stat.S_ISFIFO, "a FIFO"),
           (stat.S_ISSOCK, "a socket"))
 
 
+def special_kind(path: str) -> str | None:
+    """What ``path`` is, in words, when it exists and is neither a regular file nor a
+    directory (``"a FIFO"``, ``"a character device"``: ``/dev/null``), else None."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    return next((kind for test, kind in _KINDS if test(mode)), None)
+
+
 def check_regular_file(path: str, what: str) -> None:
     """HSW2VError unless ``path`` is a regular file: an input that is read whole
     (a model, vectors, a vocabulary, word pairs, WordNet's files) from a FIFO would
@@ -29,12 +39,8 @@ def check_regular_file(path: str, what: str) -> None:
     blocks; ``what`` names the input in the message. A directory or a path that
     does not exist passes: opening it fails at once, and each reader says so in its
     own words."""
-    try:
-        mode = os.stat(path).st_mode
-    except (OSError, ValueError):
-        return  # (missing or unreachable: opening it fails at once, and says why)
-    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        kind = next((k for test, k in _KINDS if test(mode)), "not a regular file")
+    kind = special_kind(path)
+    if kind is not None:
         raise HSW2VError(f"{path}: {kind}, not {what}")
 
 

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from typing import Any, BinaryIO, NamedTuple
 
 from ..errors import HSW2VError
+from ..system.files import special_kind
 
 BLOCK_BYTES = 1 << 20
 """Bytes read per block; each block ends on whitespace (unless the file ends)."""
@@ -188,16 +189,10 @@ def is_stream(path: str) -> bool:
 
 def _special_kind(path: str) -> str | None:
     """What ``path`` is if it exists and is neither a regular file, a directory nor
-    a FIFO (``/dev/null`` is a character device), else None."""
-    try:
-        mode = os.stat(path).st_mode
-    except (OSError, ValueError):
-        return None
-    for test, kind in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return kind
-    return None
+    a FIFO (which is read as a stream), else None (see
+    :func:`hsw2v.system.files.special_kind`)."""
+    kind = special_kind(path)
+    return None if kind == "a FIFO" else kind
 
 
 def directory_files(top: str, exclude: Sequence[str] = ()) -> list[str]:
