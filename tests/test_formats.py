@@ -271,7 +271,8 @@ def cache_bytes(path, word_list, matrix, *, drop=(), blob=None, tail=b"", **fiel
     st = os.stat(path)
     blob = "\n".join(word_list).encode("utf-8") if blob is None else blob
     header = {"format": "hsw2v-vectors-cache", "path": os.path.realpath(path),
-              "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+              "size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino,
+              "ctime_ns": st.st_ctime_ns,
               "words": len(word_list), "dim": int(np.shape(matrix)[1]), "word_bytes": len(blob)}
     header.update(fields)
     for k in drop:
@@ -562,8 +563,8 @@ def test_write_cache_follows_the_documented_layout(tmp_path):
     line, rest = data.split(b"\n", 1)
     st = os.stat(path)
     assert json.loads(line) == {"format": "hsw2v-vectors-cache", "path": str(path.resolve()),
-                                "size": st.st_size,
-                                "mtime_ns": st.st_mtime_ns, "words": 4, "dim": 3,
+                                "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+                                "ino": st.st_ino, "ctime_ns": st.st_ctime_ns, "words": 4, "dim": 3,
                                 "word_bytes": len("\n".join(CW).encode("utf-8"))}
     blob = "\n".join(CW).encode("utf-8")
     assert rest == blob + CM.astype("<f4").tobytes()
@@ -571,11 +572,17 @@ def test_write_cache_follows_the_documented_layout(tmp_path):
 
 @pytest.mark.parametrize("binary", [False, True])
 def test_cache_is_read_while_size_and_mtime_match(tmp_path, binary):
-    """Same size and mtime: the sidecar's vectors are returned (proof: the file's bytes
-    were changed behind its back); a new mtime or size makes the file win."""
+    """Same size, mtime, inode and change time: the entry's vectors are returned
+    (proof: an entry of other vectors, planted with the file's stat, is what comes
+    back); a new mtime or size makes the file win, and so does an edit in place at
+    the same size with the mtime put back (``touch -r``: a new change time)."""
     path = tmp_path / "v"
     write_vectors(str(path), CW, CM, binary=binary, cache=True)
     original = path.read_bytes()
+    entry = entry_of(str(path))
+    entry.write_bytes(cache_bytes(path, CW, CM * 2))
+    assert same(read_word2vec(str(path)), CW, CM * 2)      # the planted entry
+    entry.write_bytes(cache_bytes(path, CW, CM))
     edited = CM.copy()
     edited[0, 0] = 0.75
     if binary:
@@ -585,13 +592,17 @@ def test_cache_is_read_while_size_and_mtime_match(tmp_path, binary):
     assert original.count(old) == 1
     keep_stat(path, original.replace(old, new))
     assert (ref_binary if binary else ref_text)(path.read_bytes())[1][0, 0] == 0.75
+    assert same(read_word2vec(str(path)), CW, edited)      # edited in place: the file
+    entry.write_bytes(cache_bytes(path, CW, CM))            # (an entry of the file's new stat)
     assert same(read_word2vec(str(path)), CW, CM)          # from the cache
 
     st = os.stat(path)
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
     assert same(read_word2vec(str(path)), CW, edited)      # newer mtime: the file
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert same(read_word2vec(str(path)), CW, CM)          # mtime back: the cache again
+    assert same(read_word2vec(str(path)), CW, edited)      # mtime back: a new change time
+    entry.write_bytes(cache_bytes(path, CW, CM))
+    assert same(read_word2vec(str(path)), CW, CM)          # an entry of that stat is used
 
     path.write_bytes(path.read_bytes() + b"\n")             # one more byte, same mtime
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
@@ -605,8 +616,11 @@ def test_make_cache_keeps_a_copy_only_when_asked(tmp_path):
     assert not entry_of(str(path)).exists()
     assert same(read_word2vec(str(path), make_cache=True), CW, CM)
     assert entry_of(str(path)).exists() and os.listdir(tmp_path) == ["v.txt"]
+    assert entry_of(str(path)).read_bytes() == cache_bytes(path, CW, CM)  # a valid entry
     keep_stat(path, path.read_bytes().replace(b" 0.25 ", b" 0.75 "))
-    assert same(read_word2vec(str(path)), CW, CM)  # the sidecar it left is used
+    edited = CM.copy()
+    edited[0, 0] = 0.75
+    assert same(read_word2vec(str(path)), CW, edited)  # edited in place (touch -r): the file
 
 
 def _bad_caches():
@@ -711,3 +725,16 @@ def test_broken_binary_is_reported_as_binary(tmp_path, cut, first_bytes):
     path = tmp_path / "v.bin"
     path.write_bytes(binary_file(["a", "b", "c"], m)[:-cut])
     refused(path, "binary file ends early, at row 3 of 3")
+
+
+def test_a_damaged_entry_is_read_past_and_written_again(tmp_path):
+    """An entry holding NaN (its file is fine) is ignored, and reading the file with
+    ``make_cache`` replaces it (hostile round four, item 5)."""
+    path = tmp_path / "v.txt"
+    write_vectors(str(path), CW, CM, cache=True)
+    damaged = CM.copy()
+    damaged[2, 1] = np.nan
+    entry = entry_of(str(path))
+    entry.write_bytes(cache_bytes(path, CW, damaged))
+    assert same(read_word2vec(str(path), make_cache=True), CW, CM)
+    assert entry.read_bytes() == cache_bytes(path, CW, CM)

@@ -711,3 +711,35 @@ def test_score_and_train_refuse_the_same_corpora_alike(work):
             assert said == {f"hsw2v: error: {corpus}: {kind}, not a text file"}
     finally:
         sock.close()
+
+
+def test_the_vectors_cache_follows_an_edit_in_place_and_mends_a_damaged_entry(work):
+    """``similar`` after the vectors file was edited in place at the same size with
+    its mtime put back (``touch -r``, ``cp -p``, ``rsync -t``) reads the edit; an entry
+    holding NaN is read past and written again (round four, items 4 and 5)."""
+    from hsw2v.model.vectors_cache import entry_of
+
+    def neighbours():
+        r = run_hsw2v(work, "similar", "w1", "--vectors", "v.txt", "--json")
+        assert r.returncode == 0, r.stderr
+        return [d["word"] for d in json.loads(r.stdout)]
+
+    before = neighbours()
+    path = work / "v.txt"
+    st = os.stat(path)
+    lines = path.read_bytes().split(b"\n")
+    i, j = (next(k for k, line in enumerate(lines) if line.startswith(w + b" ")) for w in (b"w1", b"w2"))
+    lines[i], lines[j] = b"w2" + lines[i][2:], b"w1" + lines[j][2:]  # w1 and w2 swap vectors
+    path.write_bytes(b"\n".join(lines))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (os.stat(path).st_size, os.stat(path).st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    after = neighbours()
+    gensim = importlib.import_module("gensim")
+    kv = gensim.models.KeyedVectors.load_word2vec_format(str(path))
+    assert after == [w for w, _ in kv.most_similar("w1", topn=10)] != before
+    entry = entry_of(str(path))
+    data = bytearray(entry.read_bytes())
+    data[-4:] = np.float32(np.nan).tobytes()  # the last value of the last row
+    entry.write_bytes(bytes(data))
+    assert neighbours() == after
+    assert np.isfinite(np.frombuffer(entry.read_bytes()[-4:], "<f4")).all()  # written again

@@ -2,10 +2,13 @@
 in the user's cache directory (``$XDG_CACHE_HOME/hsw2v/vectors``, else
 ``~/.cache/hsw2v/vectors``; ``HSW2V_CACHE_DIR`` overrides), never beside the file.
 
-An entry is named by a hash of the file's real path and holds that path, its size
-and its modification time; it is used only while all three match, and only if its
-own size is what its header says. Its layout: one line of JSON (``{"format":
-"hsw2v-vectors-cache", "path", "size", "mtime_ns", "words", "dim", "word_bytes"}``),
+An entry is named by a hash of the file's real path and holds that path, its size,
+inode, modification and change times; it is used only while all of them match (a
+file edited in place at the same size with its mtime restored, by ``touch -r``,
+``cp -p`` or ``rsync -t``, has a new change time), only if its own size is what its
+header says, and only if every value is finite (a damaged entry is read past and
+rewritten). Its layout: one line of JSON (``{"format": "hsw2v-vectors-cache",
+"path", "size", "mtime_ns", "ino", "ctime_ns", "words", "dim", "word_bytes"}``),
 then the words' UTF-8 bytes joined by newlines, then the float32 matrix,
 little-endian, row by row.
 
@@ -63,7 +66,8 @@ def write_cache(path: str, words: Sequence[str], matrix: np.ndarray) -> None:
         st = os.stat(path)
         blob = "\n".join(words).encode("utf-8")  # words never contain whitespace
         header = json.dumps({"format": FORMAT, "path": os.path.realpath(path),
-                             "size": st.st_size, "mtime_ns": st.st_mtime_ns, "words": len(words),
+                             "size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino,
+                             "ctime_ns": st.st_ctime_ns, "words": len(words),
                              "dim": int(matrix.shape[1]), "word_bytes": len(blob)}).encode()
         total = len(header) + 1 + len(blob) + 4 * matrix.size
         if total > limit or len(header) >= _MAX_HEADER:
@@ -91,14 +95,15 @@ def read_cache(path: str) -> tuple[list[str], np.ndarray] | None:
             header = json.loads(line)
             n, dim, word_bytes = int(header["words"]), int(header["dim"]), int(header["word_bytes"])
             if (header.get("format") != FORMAT or header.get("path") != os.path.realpath(path)
-                    or [header["size"], header["mtime_ns"]] != [st.st_size, st.st_mtime_ns]
+                    or [header["size"], header["mtime_ns"], header["ino"], header["ctime_ns"]]
+                    != [st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns]
                     or min(n, dim, word_bytes) < 0
                     or size != len(line) + word_bytes + 4 * n * dim):
                 return None
             words = f.read(word_bytes).decode("utf-8").split("\n") if n else []
             matrix = np.fromfile(f, dtype="<f4", count=n * dim)
-        if len(words) != n or matrix.size != n * dim:
-            return None
+        if len(words) != n or matrix.size != n * dim or not np.isfinite(matrix).all():
+            return None  # (damaged: the file is read, and its entry written again)
         os.utime(entry)  # used now: pruned last
         return words, matrix.reshape(n, dim).astype(np.float32, copy=False)
     except (OSError, KeyError, TypeError, ValueError, UnicodeDecodeError, AttributeError):
