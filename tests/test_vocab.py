@@ -145,3 +145,33 @@ def test_load_refuses_missing_and_unreadable_paths(tmp_path):
     with pytest.raises(HSW2VError) as e:
         Vocab.load(str(tmp_path))
     assert str(e.value) == f"{tmp_path}: cannot read: {os.strerror(errno.EISDIR)}"
+
+
+def test_a_vocabulary_file_round_trips_every_space_like_character(tmp_path):
+    """``vocab -o v`` then ``train --read-vocab v``: the words split as the corpus
+    reader splits them (ASCII whitespace, ``bytes.split()``), so a word holding any
+    other space-like character (U+00A0, U+2028, U+3000, ...) comes back whole
+    (hostile round four, item 3)."""
+    import sys
+    import unicodedata
+
+    from .conftest import run_hsw2v
+
+    odd = [chr(c) for c in range(sys.maxunicode + 1)
+           if (chr(c).isspace() or unicodedata.category(chr(c)) in ("Zs", "Zl", "Zp", "Cc"))
+           and not chr(c).isascii() and not 0xD800 <= c <= 0xDFFF]
+    assert "\u00a0" in odd and "\u2028" in odd and "\u3000" in odd and "\x85" in odd
+    words = [f"km{c}x" for c in odd] + ["plain", "km"]
+    corpus = tmp_path / "c.txt"
+    corpus.write_bytes("\n".join(" ".join(words) for _ in range(3)).encode("utf-8"))
+    expected = sorted(w.decode("utf-8") for w in corpus.read_bytes().split())  # the reference
+    assert len(set(expected)) == len(words)
+    r = run_hsw2v(tmp_path, "vocab", "c.txt", "-o", "v.txt", "--min-count", "1")
+    assert r.returncode == 0, r.stderr
+    assert sorted(Vocab.load(str(tmp_path / "v.txt")).words) == sorted(set(expected))
+    r = run_hsw2v(tmp_path, "train", "c.txt", "--read-vocab", "v.txt", "--min-count", "1",
+                  "--epochs", "1", "--dim", "4", "-o", "o.txt", "--save-model", "m.npz", "--quiet")
+    assert r.returncode == 0, r.stderr
+    r = run_hsw2v(tmp_path, "vocab", "--model", "m.npz", "-o", "back.txt")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "back.txt").read_bytes() == (tmp_path / "v.txt").read_bytes()

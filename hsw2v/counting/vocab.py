@@ -75,19 +75,24 @@ class Vocab:
         except OSError as e:
             raise HSW2VError(f"{path}: cannot read: {e.strerror or e}") from None
         try:
-            text = raw.decode("utf-8")
+            raw.decode("utf-8")
         except UnicodeDecodeError as e:
             raise HSW2VError(f"{path}: invalid UTF-8 at byte {e.start}") from None
-        text = text.removeprefix("\ufeff")  # a byte-order mark is not part of the first word
+        raw = raw.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark is not part of the first word
         words, counts = [], []
         line_of: dict[str, int] = {}
         total = 0
-        for n, line in enumerate(text.splitlines(), 1):
+        # Lines end at \n and words at ASCII whitespace, as the corpus reader splits them
+        # (bytes.split(), hsw2v.jit.helpers.is_space): a word holding U+00A0 or U+2028
+        # reads back as written.
+        for n, line in enumerate(raw.split(b"\n"), 1):
             parts = line.split()
             if not parts:
                 continue
-            if len(parts) != 2 or not parts[1].isascii() or not parts[1].isdigit():
-                raise HSW2VError(f"{path}:{n}: expected 'word count', got {line[:60]!r}")
+            if len(parts) != 2 or not parts[1].isdigit():
+                shown = line[:60].decode("utf-8", "replace")
+                raise HSW2VError(f"{path}:{n}: expected 'word count', got {shown!r}")
+            parts = [parts[0].decode("utf-8"), parts[1].decode("ascii")]
             count = int(parts[1])
             total += count
             if total >= 1 << 63:
