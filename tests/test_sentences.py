@@ -181,3 +181,17 @@ def test_the_progress_bar_is_tqdm_auto_in_a_jupyter_kernel(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
                          check=True)
     assert out.stdout.split() == ["True", "True", "True"], out.stderr
+
+
+@pytest.mark.parametrize(("sentences", "message"), [
+    ([["a", "b"], ["c", "d\x00e"]], r"^sentences: token 1 of sentence 1 \('d\\x00e'\) holds a NUL character"),
+    ({"sentences": ["a b", "c d\x00e f"]}, r"^sentences: token 1 of sentence 1 \('d\\x00e'\) holds a NUL"),
+    ([["a"], ["b", "x" * 70_000]], r"^sentences: token 1 of sentence 1 \('xxx.*\.\.\.\) has 65536 bytes or more"),
+    ([["a", "é" * 40_000]], r"^sentences: token 1 of sentence 0 \('ééé.*\.\.\.\) has 65536 bytes or more"),
+])
+def test_a_token_the_reader_cannot_read_is_named(sentences, message):
+    """A NUL or a token of 64 KiB or more is named by sentence and token, not by a
+    byte offset in the hidden temporary file (hostile round four, item 19)."""
+    given = sentences if isinstance(sentences, dict) else {"corpus": sentences}
+    with pytest.raises(hsw2v.HSW2VError, match=message):
+        hsw2v.train(**given, min_count=1, epochs=1, dim=4, progress=False)

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import HSW2VError, param
-from .reader import Slice
+from .reader import MAX_WORD_BYTES, Slice
 
 WRITE_BYTES = 1 << 20
 """Text gathered before each write to the temporary file."""
@@ -53,7 +53,7 @@ def sentence_line(sentence: Any, number: int) -> str:
     non-empty strings without whitespace. ``number`` (from 0) names the sentence
     in errors."""
     if isinstance(sentence, str):
-        return _SPACES.sub(" ", sentence).strip(" ")
+        return _readable(_SPACES.sub(" ", sentence).strip(" "), number)
     if isinstance(sentence, (bytes, bytearray)):
         raise HSW2VError(f"sentences: sentence {number} is bytes; decode it to str (UTF-8)")
     if not isinstance(sentence, (list, tuple)):
@@ -76,6 +76,22 @@ def sentence_line(sentence: Any, number: int) -> str:
         what = "is empty" if not token else "holds whitespace"
         raise HSW2VError(f"sentences: token {k} of sentence {number} ({_shown(token)}) {what}; "
                          "a token is one word")
+    return _readable(line, number)
+
+
+def _readable(line: str, number: int) -> str:
+    """``line`` if the corpus reader can read it, else HSW2VError naming the token:
+    no NUL character, no token of MAX_WORD_BYTES bytes or more (both checks at C
+    speed in the common case)."""
+    if "\0" not in line and len(line) < MAX_WORD_BYTES // 4:  # (4 bytes a character at most)
+        return line
+    for k, token in enumerate(line.split(" ")):
+        if "\0" in token:
+            raise HSW2VError(f"sentences: token {k} of sentence {number} ({_shown(token)}) holds "
+                             "a NUL character; a token is text")
+        if len(token) >= MAX_WORD_BYTES // 4 and len(token.encode("utf-8")) >= MAX_WORD_BYTES:
+            raise HSW2VError(f"sentences: token {k} of sentence {number} ({_shown(token)}) has "
+                             f"{MAX_WORD_BYTES} bytes or more; a token is one word")
     return line
 
 
