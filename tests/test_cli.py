@@ -494,3 +494,21 @@ def test_json_output_is_strict_json_and_score_does_not_overflow(tmp_path, small_
     assert nulls and all(why == "not a number (NaN)" for _, why in nulls), found
     assert one_line_error(run_hsw2v(tmp_path, "train", small_corpus, "--sample", "1e308")).endswith(
         "got 1e+308")
+
+
+def test_a_refused_connection_is_not_a_missing_file(tmp_path, http_server):
+    """A URL whose server is not there says so; a URL the server lacks has no such
+    file (hostile round four, item 20)."""
+    import socket
+
+    from .conftest import one_line_error
+
+    with socket.socket() as s:  # a port that nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/c.txt"
+    assert one_line_error(run_hsw2v(tmp_path, "vocab", url)) == \
+        f"hsw2v: error: {url}: cannot connect (Connection refused)"
+    _, base = http_server
+    assert one_line_error(run_hsw2v(tmp_path, "vocab", f"{base}/absent.txt")) == \
+        f"hsw2v: error: {base}/absent.txt: no such file"

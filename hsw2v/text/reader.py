@@ -101,14 +101,28 @@ def _open_url(url: str, compression: str | None = "infer") -> Iterator[BinaryIO]
     try:
         opened = fsspec.open(url, "rb", compression=compression)
         f = opened.open()
-    except FileNotFoundError:
-        raise HSW2VError(f"{url}: no such file") from None
+    except FileNotFoundError as e:  # (fsspec says so of a refused connection too)
+        raise HSW2VError(f"{url}: {_why_not_found(e)}") from None
     except ImportError as e:  # the protocol's own package (s3fs, gcsfs, aiohttp, …)
         raise HSW2VError(f"{url}: {e}") from None
     except Exception as e:  # noqa: BLE001 (network and protocol errors vary by backend)
         raise HSW2VError(f"{url}: cannot read: {' '.join(str(e).split())}") from None
     with f:
         yield f
+
+
+def _why_not_found(e: BaseException) -> str:
+    """What lies behind fsspec's FileNotFoundError: a connection that failed (its
+    errno's words), an HTTP status, or a file that is not there."""
+    seen: BaseException | None = e.__cause__ or e.__context__
+    while seen is not None:
+        if isinstance(seen, OSError) and not isinstance(seen, FileNotFoundError) and seen.errno:
+            return f"cannot connect ({os.strerror(seen.errno)})"
+        status = getattr(seen, "status", None)
+        if isinstance(status, int) and status != 404:
+            return f"cannot read (HTTP status {status})"
+        seen = seen.__cause__ or seen.__context__
+    return "no such file"
 
 
 COMPRESSED = (".gz", ".bz2", ".zst")
