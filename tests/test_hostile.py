@@ -743,3 +743,76 @@ def test_the_vectors_cache_follows_an_edit_in_place_and_mends_a_damaged_entry(wo
     entry.write_bytes(bytes(data))
     assert neighbours() == after
     assert np.isfinite(np.frombuffer(entry.read_bytes()[-4:], "<f4")).all()  # written again
+
+
+WRITER_THAT_WAITS = """
+import sys
+from hsw2v.system.files import atomic_write
+
+with atomic_write(sys.argv[1], "w") as f:
+    f.write("first half, ")
+    f.flush()
+    print("writing", flush=True)
+    sys.stdin.readline()  # paused while another run writes beside it
+    f.write("second half\\n")
+"""
+
+
+def _paused_writer(path) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.Popen([sys.executable, "-c", WRITER_THAT_WAITS, str(path)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout.readline() == "writing\n"
+    return proc
+
+
+def _resume(proc: subprocess.Popen) -> None:
+    proc.stdin.write("go\n")
+    proc.stdin.close()
+    assert proc.wait(60) == 0
+
+
+def test_a_temporary_in_use_is_never_judged_stale_by_its_process_id(work):
+    """A shared directory: a temporary whose writer lives, though its process id is
+    dead here (another machine, container or PID namespace), is kept because its
+    writer holds it locked; one nobody holds is removed (round four, item 1)."""
+    import fcntl
+
+    from hsw2v.system.files import remove_stale_temporaries
+
+    shared = work / "shared"
+    shared.mkdir()
+    in_use, left = shared / ".hsw2v-999999999-abc.tmp", shared / ".hsw2v-999999998-abc.tmp"
+    in_use.write_text("being written")
+    left.write_text("a killed run's")
+    with open(in_use) as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # its writer, alive
+        remove_stale_temporaries(str(shared))
+        assert in_use.exists() and not left.exists()
+    remove_stale_temporaries(str(shared))
+    assert not in_use.exists()  # nobody holds it now
+    writer = _paused_writer(shared / "out.txt")  # a real writer, paused mid-write
+    assert run_hsw2v(work, "vocab", "c.txt", "-o", "shared/v.txt").returncode == 0
+    _resume(writer)
+    assert (shared / "out.txt").read_text() == "first half, second half\n"
+
+
+def test_a_run_in_another_pid_namespace_keeps_a_paused_writers_temporary(work):
+    """The report's case: run A is paused while writing into a shared directory,
+    and ``unshare --pid --fork --mount-proc hsw2v vocab … -o shared/v.txt`` starts
+    and ends; A then finishes and keeps its output."""
+    import shutil
+
+    if not shutil.which("unshare") or subprocess.run(
+            ["unshare", "--pid", "--fork", "--mount-proc", "true"], capture_output=True).returncode:
+        pytest.skip("no PID namespaces here (unshare needs root)")
+    shared = work / "shared"
+    shared.mkdir()
+    writer = _paused_writer(shared / "out.txt")
+    other = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", *hsw2v_command(), "vocab",
+                            "c.txt", "-o", "shared/v.txt"], cwd=work, capture_output=True, text=True,
+                           env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, timeout=120)
+    assert other.returncode == 0, other.stderr
+    _resume(writer)
+    assert (shared / "out.txt").read_text() == "first half, second half\n"
+    assert [p.name for p in shared.iterdir() if p.name.startswith(".hsw2v-")] == []

@@ -1,15 +1,25 @@
 """Writing outputs safely: each output is written to a temporary file beside it and
 renamed over it only when complete, so an existing file is never half-replaced.
 
-Temporaries are named ``.hsw2v-<pid>-<random>.tmp``; one whose process is gone (a
-run killed with SIGKILL) is removed by the next write to the same directory.
+Temporaries are named ``.hsw2v-<pid>-<random>.tmp``, and their writer holds a lock
+(``flock``) on each for as long as it exists. One that nobody holds locked (a run
+killed with SIGKILL) is removed by the next write to the same directory. The lock,
+not the process id, says whether a temporary is in use: a directory shared by
+machines, containers or PID namespaces holds other writers' temporaries, whose
+process ids mean nothing here (another namespace's live writer looked dead).
+A temporary is created as ``….new``, locked, then renamed to ``….tmp``, so no
+``.tmp`` is ever seen unlocked while its writer lives; a ``.new`` left by a crash in
+between is removed once it is an hour old. Where the file system has no locks, the
+old rule stands: the process id must be dead here.
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import stat
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO
@@ -114,20 +124,81 @@ def umask() -> int:
     return mask
 
 
+_HELD: dict[str, int] = {}
+"""This process's temporaries, each with the descriptor whose lock marks it in use."""
+NEW_AFTER_SECONDS = 3600.0
+"""A ``.new`` temporary (created, not yet locked) older than this was left by a crash."""
+
+
+def new_temporary(directory: str, tag: str = "") -> str:
+    """A new empty file ``.hsw2v-<pid>-<tag><random>.tmp`` in ``directory``, locked
+    for this process until :func:`discard`; the directory's stale temporaries go
+    first (see the module)."""
+    remove_stale_temporaries(directory)
+    fd, new = tempfile.mkstemp(dir=directory, prefix=f".hsw2v-{os.getpid()}-{tag}", suffix=".new")
+    os.close(fd)
+    lock = os.open(new, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        pass  # a file system without locks: the process id rule protects it
+    tmp = new[:-len(".new")] + ".tmp"
+    try:
+        os.rename(new, tmp)
+    except OSError:
+        os.close(lock)
+        os.unlink(new)
+        raise
+    _HELD[tmp] = lock
+    return tmp
+
+
+def discard(tmp: str) -> None:
+    """Remove the temporary ``tmp`` if it is still there (not renamed into place),
+    and let go of its lock."""
+    try:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+    finally:
+        lock = _HELD.pop(tmp, None)
+        if lock is not None:
+            os.close(lock)
+
+
 def remove_stale_temporaries(directory: str, prefix: str = ".hsw2v-") -> None:
-    """Delete this program's temporaries in ``directory`` whose process has ended."""
-    pattern = re.compile(r"^" + re.escape(prefix) + r"(\d+)-[^/]*\.tmp$")
+    """Delete the temporaries in ``directory`` that nobody is writing (see the module)."""
+    pattern = re.compile(r"^" + re.escape(prefix) + r"(\d+)-[^/]*\.(tmp|new)$")
     try:
         names = os.listdir(directory)
     except OSError:
         return
     for name in names:
         m = pattern.match(name)
-        if m and not _alive(int(m.group(1))):
+        path = os.path.join(directory, name)
+        if not m or path in _HELD:
+            continue
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                continue
             try:
-                os.unlink(os.path.join(directory, name))
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # its writer holds it
+            except OSError:  # no locks on this file system
+                if _alive(int(m.group(1))):
+                    continue
+            if m.group(2) == "new" and time.time() - os.fstat(fd).st_mtime < NEW_AFTER_SECONDS:
+                continue  # being created (locked just after)
+            try:
+                os.unlink(path)
             except OSError:
                 pass
+        finally:
+            os.close(fd)
 
 
 def _alive(pid: int) -> bool:
@@ -143,12 +214,9 @@ def _alive(pid: int) -> bool:
 
 
 def temporary_beside(path: str) -> str:
-    """A new empty temporary file in ``path``'s directory, named for this process."""
-    directory = _directory_of(path)
-    remove_stale_temporaries(directory)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".hsw2v-{os.getpid()}-", suffix=".tmp")
-    os.close(fd)
-    return tmp
+    """A new empty temporary file in ``path``'s directory, locked for this process
+    (:func:`new_temporary`; :func:`discard` it, renamed into place or not)."""
+    return new_temporary(_directory_of(path))
 
 
 def replace_together(outputs: dict[str, Callable[[IO[bytes]], None]]) -> None:
@@ -169,8 +237,7 @@ def replace_together(outputs: dict[str, Callable[[IO[bytes]], None]]) -> None:
         _rename_all(done)
     finally:
         for tmp in done.values():
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+            discard(tmp)
 
 
 def _rename_all(done: dict[str, str]) -> None:
@@ -228,5 +295,4 @@ def atomic_write(path: str, mode: str = "wb") -> Iterator[IO]:
         except OSError as e:
             raise HSW2VError(f"{path}: cannot replace it: {e.strerror or e}") from None
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        discard(tmp)

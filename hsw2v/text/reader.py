@@ -481,16 +481,15 @@ def rereadable(source: Source) -> Iterator[Source]:
     if not streams:
         yield source
         return
-    from ..system.files import remove_stale_temporaries
+    from ..system.files import discard, new_temporary
 
-    remove_stale_temporaries(tempfile.gettempdir())
     copies: dict[str, str] = {}
     try:
         for stream in streams:
-            fd, tmp = tempfile.mkstemp(prefix=f".hsw2v-{os.getpid()}-stdin-", suffix=".tmp")
+            tmp = new_temporary(tempfile.gettempdir(), "stdin-")
             copies[stream] = tmp
             try:
-                with os.fdopen(fd, "wb") as out, open_corpus(stream) as f:
+                with open(tmp, "wb") as out, open_corpus(stream) as f:
                     shutil.copyfileobj(f, out, 1 << 20)
             except OSError as e:
                 raise HSW2VError(f"{stream}: cannot keep a copy of it in {os.path.dirname(tmp)}: "
@@ -504,5 +503,4 @@ def rereadable(source: Source) -> Iterator[Source]:
             raise e from None
     finally:
         for tmp in copies.values():
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+            discard(tmp)

@@ -109,16 +109,15 @@ def _shown(token: Any) -> str:
 def sentences_file(sentences: Iterable[Any]) -> Iterator[str]:
     """``sentences`` written to a temporary text file (see the module), removed on
     exit; yields its path. Errors that name the file name ``sentences`` instead."""
-    from ..system.files import remove_stale_temporaries
+    from ..system.files import discard, new_temporary
 
     if isinstance(sentences, (str, bytes, bytearray)) or not isinstance(sentences, Iterable):
         raise HSW2VError(f"sentences must be an iterable of token lists or strings, "
                          f"not of type {type(sentences).__name__}")
-    remove_stale_temporaries(tempfile.gettempdir())
-    fd, tmp = tempfile.mkstemp(prefix=f".hsw2v-{os.getpid()}-sentences-", suffix=".tmp")
+    tmp = new_temporary(tempfile.gettempdir(), "sentences-")
     try:
         try:
-            with os.fdopen(fd, "wb") as out:
+            with open(tmp, "wb") as out:
                 lines: list[str] = []
                 size = first = 0
                 for number, sentence in enumerate(sentences):
@@ -137,7 +136,7 @@ def sentences_file(sentences: Iterable[Any]) -> Iterator[str]:
         except HSW2VError as e:  # name the input as the user gave it
             raise e.replace(tmp, "sentences") from None
     finally:
-        os.unlink(tmp)
+        discard(tmp)
 
 
 def _encoded(lines: list[str], first: int) -> bytes:
