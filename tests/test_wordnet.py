@@ -292,3 +292,56 @@ def test_the_real_database_relates_known_words(real):
     assert real.candidates("went") == [("verb", "go")]
     assert [x for x in words if real.sense_of(x) is None] == ["the", "of", "zzyzx"]
     assert tree.details["covered_words"] == 7
+
+
+@pytest.fixture
+def damaged(tmp_path):
+    """A copy of the real database to damage, and an English corpus that WordNet
+    covers well (the bundled slice's first 20,000 words)."""
+    import gzip
+    import shutil
+
+    if not (REAL / "index.noun").is_file():
+        pytest.skip("no WordNet database (apt-get install wordnet-base)")
+    copy = tmp_path / "wn"
+    shutil.copytree(REAL, copy)
+    with gzip.open(hsw2v.datasets.enwiki_1m(), "rt") as f:
+        words = f.read(200_000).split()[:20_000]
+    (tmp_path / "en.txt").write_text("\n".join(" ".join(words[i:i + 100])
+                                               for i in range(0, len(words), 100)) + "\n")
+    return copy
+
+
+def _wordnet_run(cwd, db, corpus="en.txt"):
+    return run_hsw2v(cwd, "train", corpus, "--tree", "wordnet", "--wordnet", str(db),
+                     "--dim", "8", "--epochs", "1", "--threads", "1", "--quiet", "-o", "v.txt")
+
+
+def test_a_damaged_database_is_one_line_never_a_smaller_tree(tmp_path, damaged):
+    """Cut mid-line, cut at a line, emptied: each is an error naming the file, where
+    the tree used to lose coverage in silence (hostile round four, item 2)."""
+    assert _wordnet_run(tmp_path, damaged).returncode == 0  # the copy, whole
+    index = damaged / "index.noun"
+    whole = index.read_bytes()
+    index.write_bytes(whole[:len(whole) // 2])
+    assert one_line_error(_wordnet_run(tmp_path, damaged)) == \
+        f"hsw2v: error: {index}: truncated (empty, or its last line has no end)"
+    cut = whole[:whole.index(b"\n", len(whole) // 2) + 1]
+    index.write_bytes(cut)
+    line = one_line_error(_wordnet_run(tmp_path, damaged))
+    assert line.startswith(f"hsw2v: error: {index} lists ") and line.endswith(
+        f"senses but {damaged / 'data.noun'} holds 146347 words of synsets: one of the two is cut short")
+    for part in ("noun", "verb", "adj", "adv"):
+        (damaged / f"index.{part}").write_bytes(b"")
+    assert "truncated" in one_line_error(_wordnet_run(tmp_path, damaged))
+
+
+def test_a_corpus_wordnet_barely_covers_is_refused(tmp_path, damaged):
+    """Another language: "WordNet covers 0 of N words" rather than a tree that is
+    Huffman's under a wordnet label."""
+    words = [f"слово{i}" for i in range(50)]
+    rng = np.random.default_rng(1)
+    (tmp_path / "ru.txt").write_text("\n".join(" ".join(rng.choice(words, 20)) for _ in range(200)))
+    line = one_line_error(_wordnet_run(tmp_path, damaged, "ru.txt"))
+    assert line.startswith("hsw2v: error: WordNet covers 0 of 50 words (0.0% of the tokens), "
+                           "below the floor of 5%")

@@ -98,8 +98,19 @@ def _wordnet(inputs: TreeInputs) -> Tree:
     if inputs.source is not None:
         from .semantic import context_means
         vectors = context_means(inputs.source, inputs.corpus)
-    return wordnet_tree(inputs.words, inputs.counts, database,
+    tree = wordnet_tree(inputs.words, inputs.counts, database,
                         lambda counts: rest.build(TreeInputs([], counts, s)), vectors, s.split)
+    covered, total = tree.details["covered_tokens"], int(inputs.counts.sum())
+    if covered < WORDNET_FLOOR * total:
+        raise HSW2VError(f"WordNet covers {tree.details['covered_words']} of {len(inputs.words)} "
+                         f"words ({covered / total:.1%} of the tokens), below the floor of "
+                         f"{WORDNET_FLOOR:.0%}: is the corpus English, and the database whole?")
+    return tree
+
+
+WORDNET_FLOOR = 0.05
+"""A WordNet tree must cover at least this share of the corpus's tokens (English
+Wikipedia: 75%); less means another language or a damaged database."""
 
 
 def _wordnet_check(s: Any) -> str | None:

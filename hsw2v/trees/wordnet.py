@@ -34,15 +34,18 @@ How the tree is built (the choices, in order):
    (``wordnet_rest``, Huffman by default); the root joins the WordNet part
    (code 0) and that subtree (code 1).
 
-A damaged database (a missing file, an offset that names no synset, a truncated
-or malformed line, a cycle of hypernyms) gets an :class:`HSW2VError` naming the
-file and line. Lookups read only the lines they need; a parsed database is kept
-for the next tree in the same process (at most two).
+A damaged database (a missing or empty file, a last line without its end, any
+index offset that names no synset, an index and a data file whose sense counts
+disagree, a malformed line, a cycle of hypernyms) gets an :class:`HSW2VError`
+naming the file and line; the index files are checked whole when read, data lines
+are parsed when first looked up. A parsed database is kept for the next tree in
+the same process (at most two).
 """
 from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,6 +117,31 @@ def _read(path: Path) -> bytes:
         raise HSW2VError(f"{path}: cannot read ({e.strerror})") from None
 
 
+SENSES_TOLERANCE = 0.01
+"""The senses an index file lists and the words its data file's synsets hold agree
+within this share (WordNet 3.0: 146,312 and 146,347 nouns): a file cut short by a
+few lines' worth is found."""
+_HEX = re.compile(rb"[0-9a-fA-F]{1,8}")
+
+
+def _checked_offsets(line: bytes, data: bytes, where: str, data_file: Path) -> int:
+    """The number of senses of an index line, each offset checked to land on a
+    synset line of ``data``; HSW2VError naming ``where`` otherwise."""
+    fields = line.split()
+    try:
+        n_synsets, n_pointers = int(fields[2]), int(fields[3])
+        offsets = [int(x) for x in fields[6 + n_pointers:]]
+    except (ValueError, IndexError):
+        raise HSW2VError(f"{where}: truncated or malformed index line") from None
+    if n_synsets < 1 or len(offsets) != n_synsets:
+        raise HSW2VError(f"{where}: truncated or malformed index line")
+    for offset in offsets:
+        if not (0 <= offset < len(data) and (offset == 0 or data[offset - 1] == 10)
+                and data[offset:offset + 9] == b"%08d " % offset):
+            raise HSW2VError(f"{where}: offset {offset:08d} names no synset in {data_file}")
+    return n_synsets
+
+
 def _lines(blob: bytes) -> Iterator[tuple[int, bytes]]:
     """(line number, line) of a database file, without its licence header (lines
     starting with a space)."""
@@ -141,14 +169,24 @@ class Database:
         self.data: dict[str, bytes] = {}
         self.exceptions: dict[str, dict[str, list[str]]] = {}
         for part in PARTS:
-            name = f"index.{part}"
-            blob = _read(directory / name)
+            index_file, data_file = directory / f"index.{part}", directory / f"data.{part}"
+            blob, data = _read(index_file), _read(data_file)
+            for path, whole in ((index_file, blob), (data_file, data)):
+                if not whole.endswith(NEWLINE):
+                    raise HSW2VError(f"{path}: truncated (empty, or its last line has no end)")
             lines = {}
+            senses = 0
             for number, line in _lines(blob):
                 lemma, _, _ = line.partition(b" ")
                 lines[lemma.decode("utf-8", "replace")] = (number, line)
+                senses += _checked_offsets(line, data, f"{index_file} line {number}", data_file)
+            words = sum(int(line.split(b" ", 4)[3], 16) for _, line in _lines(data)
+                        if line.count(b" ") >= 4 and _HEX.fullmatch(line.split(b" ", 4)[3]))
+            if abs(senses - words) > SENSES_TOLERANCE * max(senses, words):
+                raise HSW2VError(f"{index_file} lists {senses} senses but {data_file} holds "
+                                 f"{words} words of synsets: one of the two is cut short")
             self.index[part] = lines
-            self.data[part] = _read(directory / f"data.{part}")
+            self.data[part] = data
             exc = directory / f"{part}.exc"
             table: dict[str, list[str]] = {}
             if exc.is_file():
