@@ -23,7 +23,9 @@ The kind's own matrices (:attr:`hsw2v.training.kinds.ModelKind.matrices`):
 The step is the exact gradient step of −log P: the inner nodes on the path move as
 in word2vec (:func:`hsw2v.hs.codes.target_step`), then with g = −α ∂(−log P)/∂r̂,
 each context row r_i += C_iᵀ g and C_i += g r_iᵀ (diagonal: c_i += g ⊙ r_i), both
-from the values before the step.
+from the values before the step. A row may stand at several positions (the start
+row before a line's first words, a repeated word): every C_i moves first, from the
+rows as they were, and the rows' steps are applied after, each position's added.
 """
 from __future__ import annotations
 
@@ -91,34 +93,37 @@ def centre(t, target, ctx, n_ctx, alpha, dim):
     Returns (−log P(target | context), 1 example)."""
     syn0 = t.syn0
     positions, start = t.extra
-    h, g, old, step = t.rows[0, 0], t.rows[1, 0], t.rows[0, 1], t.rows[1, 1]
+    h, g = t.rows[0, 0], t.rows[1, 0]
     predicted(t.config, syn0, t.extra, ctx, n_ctx, h, dim)
     g[:] = 0.0
     loss = target_step(h, target, alpha, t.syn1, t.hot_slot, t.hot_rows, t.paths, g,
                        t.path[0, 0], dim)
     n = t.config.window
-    for p in range(n):
+    for p in range(n):  # C_p's step g rᵀ, and r's step C_pᵀ g kept in row 1 + p of rows[0]
         j = n_ctx - 1 - p
         r = _row(syn0, start, ctx[j] if j >= 0 else -1)
-        if t.config.full:  # one pass over C's rows: r's step Cᵀg, then C's g rᵀ
+        step = t.rows[0, 1 + p]
+        if t.config.full:  # one pass over C's rows
             C = positions[p * dim:(p + 1) * dim]
             for b in range(dim):
-                old[b] = r[b]
                 step[b] = 0.0
             for a in range(dim):
                 ga = g[a]
                 row = C[a]
                 for b in range(dim):
                     step[b] += row[b] * ga
-                    row[b] += ga * old[b]
-            for b in range(dim):
-                r[b] += step[b]
+                    row[b] += ga * r[b]
         else:
             c = positions[p]
             for d in range(dim):
-                rd = r[d]
-                r[d] += c[d] * g[d]
-                c[d] += rd * g[d]
+                step[d] = c[d] * g[d]
+                c[d] += r[d] * g[d]
+    for p in range(n):  # then the rows: a row at several positions takes each step
+        j = n_ctx - 1 - p
+        r = _row(syn0, start, ctx[j] if j >= 0 else -1)
+        step = t.rows[0, 1 + p]
+        for d in range(dim):
+            r[d] += step[d]
     return loss, 1
 
 
