@@ -816,3 +816,57 @@ def test_a_run_in_another_pid_namespace_keeps_a_paused_writers_temporary(work):
     _resume(writer)
     assert (shared / "out.txt").read_text() == "first half, second half\n"
     assert [p.name for p in shared.iterdir() if p.name.startswith(".hsw2v-")] == []
+
+
+def _memory_cgroup(tmp_name: str, limit: int):
+    """A new memory cgroup below this process's, limited to ``limit`` bytes: its
+    directory and the file its processes are listed in; None where none can be made
+    (not root, no writable memory controller)."""
+    try:
+        lines = open("/proc/self/cgroup").read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        number, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        if "memory" in controllers.split(","):
+            parent, limit_file = f"/sys/fs/cgroup/memory{path}", "memory.limit_in_bytes"
+        elif number == "0" and controllers == "":
+            parent, limit_file = f"/sys/fs/cgroup{path}", "memory.max"
+        else:
+            continue
+        child = os.path.join(parent, tmp_name)
+        try:
+            os.mkdir(child)
+        except OSError:
+            continue
+        try:
+            with open(os.path.join(child, limit_file), "w") as f:
+                f.write(str(limit))
+            return child, os.path.join(child, "cgroup.procs")
+        except OSError:
+            os.rmdir(child)
+    return None
+
+
+def test_memory_defaults_follow_a_containers_limit(work):
+    """Inside a cgroup limited to 512 MiB (a container), LBL's full position
+    matrices may take half of that, not half of the machine's memory (round four,
+    extras): a size that fits the machine is refused there, naming the limit."""
+    made = _memory_cgroup(f"hsw2v-test-{os.getpid()}", 512 << 20)
+    if made is None:
+        pytest.skip("no memory cgroup can be made here (needs root)")
+    child, procs = made
+    try:
+        args = ["train", "c.txt", "--arch", "lbl", "--position-weights", "full", "--dim", "4000",
+                "-o", "o.txt"]
+        script = f'echo $$ > {procs} && exec "$@"'
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        inside = subprocess.run(["sh", "-c", script, "sh", *hsw2v_command(), *args], cwd=work, env=env,
+                                capture_output=True, text=True, timeout=300)
+        assert one_line_error(inside).endswith(
+            "needs 0.3 GiB of position matrices (N·D² floats), more than half of the memory this "
+            "process may use (0.2 GiB): lower --dim or use --position-weights diagonal")
+        from hsw2v.settings import TrainSettings  # here, outside the cgroup, it fits
+        TrainSettings(arch="lbl", position_weights="full", dim=4000).resolved()
+    finally:
+        os.rmdir(child)

@@ -533,7 +533,9 @@ def fake_meminfo(monkeypatch, text):
             raise PermissionError(13, "Permission denied", path)
         return io.StringIO(text)
 
-    monkeypatch.setattr(model_module, "open", fake_open, raising=False)
+    import hsw2v.system.memory as memory_module  # (where available_memory reads it)
+
+    monkeypatch.setattr(memory_module, "open", fake_open, raising=False)
 
 
 def test_available_memory_reads_memavailable(monkeypatch):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import HSW2VError
-from ..system.memory import map_large_allocations
+from ..system.memory import map_large_allocations, total_memory
 from ..system.progress import progress_bar
 from ..system.signals import raise_pending
 from ..text.reader import (
@@ -90,11 +90,9 @@ room to spare for the allocator."""
 
 
 def default_count_memory() -> int:
-    """A quarter of the physical memory (1 GiB if it cannot be read)."""
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
-    except (ValueError, OSError, AttributeError):
-        return 1 << 30
+    """A quarter of the memory this process may use (its cgroup's limit, inside a
+    container: :func:`hsw2v.system.memory.total_memory`)."""
+    return total_memory() // 4
 
 
 def count_words(path: Source, progress: bool = False, spool: TokenSpool | None = None,

@@ -40,7 +40,7 @@ from ..counting.vocab import Vocab, pack_words
 from ..errors import HSW2VError, UnknownWordError
 from ..settings import TrainSettings
 from ..system.files import atomic_write, check_regular_file
-from ..system.memory import release_free_memory
+from ..system.memory import available_memory, release_free_memory
 from ..training.kinds import model_kind
 from ..trees.tree import Tree
 from .vectors import Vectors, unknown_word_message
@@ -424,18 +424,6 @@ def _declared_shapes(path: str) -> dict[str, tuple[int, ...]]:
 
 def _one_line(e: Exception) -> str:
     return " ".join(str(e).split()) or type(e).__name__
-
-
-def available_memory() -> int:
-    """Bytes of memory available to this process now (physical memory on Linux)."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 1 << 40
 
 
 def load_model(path: str) -> Model:

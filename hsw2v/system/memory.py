@@ -1,9 +1,89 @@
-"""Keeping the resident set small: hand memory the process no longer needs back
-to the OS (Linux and glibc; elsewhere these do nothing)."""
+"""How much memory there is, and keeping the resident set small.
+
+:func:`total_memory` and :func:`available_memory` read the machine's memory and,
+inside a container, its cgroup's limit (v2 ``memory.max``, v1
+``memory.limit_in_bytes``, the tightest of the process's cgroup and its
+ancestors): a default sized from physical memory would be killed there. The rest
+hands memory the process no longer needs back to the OS (Linux and glibc;
+elsewhere these do nothing)."""
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
+
+_UNLIMITED = 1 << 60  # (cgroup v1 writes its "no limit" as a number near 2**63)
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path) as f:
+            text = f.read().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None  # ("max": no limit)
+
+
+def _cgroup_files(v2_name: str, v1_name: str) -> list[tuple[str, bool]]:
+    """Each memory cgroup of this process and its ancestors: (file, own cgroup)."""
+    try:
+        with open("/proc/self/cgroup") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    found = []
+    for line in lines:
+        number, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        if number == "0" and controllers == "":
+            roots, name = ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"), v2_name
+        elif "memory" in controllers.split(","):
+            roots, name = ("/sys/fs/cgroup/memory",), v1_name
+        else:
+            continue
+        parts = [p for p in path.split("/") if p]
+        for depth in range(len(parts), -1, -1):
+            for root in roots:
+                found.append((os.path.join(root, *parts[:depth], name), depth == len(parts)))
+    return found
+
+
+def memory_limit() -> int | None:
+    """The tightest memory limit of this process's cgroups, in bytes, or None."""
+    limits = [x for file, _ in _cgroup_files("memory.max", "memory.limit_in_bytes")
+              if (x := _read_int(file)) is not None and x < _UNLIMITED]
+    return min(limits) if limits else None
+
+
+def total_memory() -> int:
+    """Bytes of memory this process may use in all: physical memory, or its
+    cgroup's limit where that is lower (1 GiB × 4 where neither can be read)."""
+    try:
+        physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # not on Linux
+        physical = 4 << 30
+    limit = memory_limit()
+    return physical if limit is None else min(physical, limit)
+
+
+def available_memory() -> int:
+    """Bytes of memory available to this process now: the kernel's MemAvailable,
+    or what its cgroup's limit leaves (the limit less the cgroup's usage) where
+    that is less."""
+    available = 1 << 40
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    available = int(line.split()[1]) * 1024
+                    break
+    except OSError:
+        pass
+    limit = memory_limit()
+    if limit is not None:
+        used = next((x for file, own in _cgroup_files("memory.current", "memory.usage_in_bytes")
+                     if own and (x := _read_int(file)) is not None), 0)
+        available = min(available, max(limit - used, 0))
+    return available
 
 _MADV_DONTNEED = 4
 _MADV_PAGEOUT = 21  # Linux ≥ 5.4

@@ -40,7 +40,6 @@ kernel needs it, so ``hsw2v --help`` stays fast.
 from __future__ import annotations
 
 import importlib
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -49,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import HSW2VError, param
+from ..system.memory import total_memory
 
 
 @dataclass(frozen=True)
@@ -140,12 +140,10 @@ def _lbl_alpha(s: Any) -> float:
 
 
 def half_the_memory() -> int:
-    """Half of this machine's physical memory, in bytes: the most LBL's full position
-    matrices may take (N·D² floats), since Dask and checkpoints copy them."""
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
-    except (ValueError, OSError, AttributeError):  # not on Linux
-        return 1 << 33
+    """Half of the memory this process may use (its cgroup's limit, inside a
+    container), in bytes: the most LBL's full position matrices may take (N·D²
+    floats), since Dask and checkpoints copy them."""
+    return total_memory() // 2
 
 
 def _lbl_check(s: Any) -> str | None:
@@ -155,7 +153,7 @@ def _lbl_check(s: Any) -> str | None:
     if s.position_weights == POSITION_WEIGHTS[1] and size > most:
         return (f"{param('position_weights', 'full')} at {param('dim')} {s.dim} and "
                 f"{param('window')} {s.window} needs {size / 2**30:.1f} GiB of position matrices "
-                f"(N·D² floats), more than half of this machine's memory "
+                f"(N·D² floats), more than half of the memory this process may use "
                 f"({most / 2**30:.1f} GiB): lower {param('dim')} or use "
                 f"{param('position_weights', 'diagonal')}")
     return None
