@@ -660,3 +660,21 @@ def test_lookups_as_gensim_users_write_them(kind):
         target["w3x"]
     assert isinstance(caught.value, HSW2VError)
     assert "'w3x'" in str(caught.value) and "w3" in str(caught.value)
+
+
+def test_settings_whose_dim_is_not_the_vectors_width_are_refused(small_corpus, tmp_path):
+    """A file whose settings say dim 50 over vectors 8 wide is refused, by load_model
+    and so by --init-model, which would carry the wrong setting forward (hostile
+    round four, extras)."""
+    from .conftest import one_line_error, run_hsw2v
+
+    m = hsw2v.train(small_corpus, dim=8, epochs=1, min_count=1, threads=1, progress=False)
+    m.save(str(tmp_path / "m.npz"))
+    z = npz_arrays(tmp_path / "m.npz")
+    meta = meta_of(z)
+    meta["settings"]["dim"] = 50
+    assert "corrupt model (its settings say dim 50, its vectors are 8 wide)" in refused(
+        tmp_path, with_meta(z, meta))
+    line = one_line_error(run_hsw2v(tmp_path, "train", small_corpus, "--init-model", "bad.npz",
+                                    "-o", "o.txt"))
+    assert line.endswith("bad.npz: corrupt model (its settings say dim 50, its vectors are 8 wide)")

@@ -497,6 +497,9 @@ def load_model(path: str) -> Model:
         settings = TrainSettings.from_record(record).resolved()
     except HSW2VError as e:
         raise HSW2VError(f"{path}: corrupt model ({e})") from None
+    if settings.dim != vectors.shape[1]:  # (--init-model would carry the wrong one forward)
+        raise HSW2VError(f"{path}: corrupt model (its settings say dim {settings.dim}, its "
+                         f"vectors are {vectors.shape[1]} wide)")
     if tree.max_codes > max(settings.max_codes, 1):  # bounds training's scratch
         raise HSW2VError(f"{path}: corrupt model (a word has {tree.max_codes} codes, "
                          f"more than max_codes {settings.max_codes})")
