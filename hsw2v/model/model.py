@@ -497,7 +497,7 @@ def load_model(path: str) -> Model:
         settings = TrainSettings.from_record(record).resolved()
     except HSW2VError as e:
         raise HSW2VError(f"{path}: corrupt model ({e})") from None
-    if settings.dim != vectors.shape[1]:  # (--init-model would carry the wrong one forward)
+    if "dim" in record and settings.dim != vectors.shape[1]:  # (--init-model would carry it)
         raise HSW2VError(f"{path}: corrupt model (its settings say dim {settings.dim}, its "
                          f"vectors are {vectors.shape[1]} wide)")
     if tree.max_codes > max(settings.max_codes, 1):  # bounds training's scratch
