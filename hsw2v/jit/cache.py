@@ -2,8 +2,10 @@
 ``__pycache__``) or in the user's cache directory; where it can do neither (a
 read-only install and no writable HOME), every ``cache=True`` function would fail to
 load. :func:`ensure_cache_dir` then points numba at a directory of the user's own
-under the system's temporary directory, or at a fresh one for this process alone,
-and says so once."""
+under the system's temporary directory, or at a fresh one for this process alone.
+It says so once, naming ``NUMBA_CACHE_DIR`` when that was set and is what it
+overrides: a note left in the directory keeps later runs quiet until the reason
+changes."""
 from __future__ import annotations
 
 import atexit
@@ -54,15 +56,29 @@ def ensure_cache_dir() -> str | None:
 
     if _can_cache():
         return None
+    given = os.environ.get("NUMBA_CACHE_DIR")
+    why = (f"NUMBA_CACHE_DIR ({given}) is not writable" if given
+           else "numba cannot cache beside the package or in the home directory")
     path = os.path.join(tempfile.gettempdir(), f"hsw2v-numba-{os.getuid()}")
+    told = os.path.join(path, "told.txt")
     if _own_private_dir(path):
-        note = f"caching compiled kernels in {path}"
+        note = f"{why}; caching compiled kernels in {path} instead"
     else:
         path = tempfile.mkdtemp(prefix="hsw2v-numba-")
         atexit.register(shutil.rmtree, path, ignore_errors=True)
-        note = "compiling the kernels afresh each run"
+        told, note = "", f"{why}; compiling the kernels afresh each run"
     numba.config.CACHE_DIR = path
     os.environ["NUMBA_CACHE_DIR"] = path
-    warnings.warn(f"numba cannot cache beside the package or in the home directory; {note}",
-                  RuntimeWarning, stacklevel=2)
+    try:
+        with open(told) as f:
+            quiet = f.read() == note
+    except OSError:
+        quiet = False
+    if not quiet:
+        warnings.warn(note, RuntimeWarning, stacklevel=2)
+        try:
+            with open(told, "w") as f:
+                f.write(note)
+        except OSError:
+            pass
     return path
