@@ -287,7 +287,8 @@ def train_with(corpus: Source | Iterable[Any] | None, settings: dict[str, Any], 
     if sentences is not None or (corpus is not None and not is_paths(corpus)):
         if sentences is not None and corpus is not None:
             raise HSW2VError(f"give {param('corpus')} or {param('sentences')}, not both")
-        with sentences_file(corpus if sentences is None else sentences) as path:
+        with sentences_file(corpus if sentences is None else sentences,
+                            options.get("progress", False)) as path:
             return _train(path, engine, client, scheduler, workers, round_words, options, settings)
     if corpus is None:
         raise HSW2VError(f"give a {param('corpus')} (paths) or {param('sentences')}")

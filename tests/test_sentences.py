@@ -195,3 +195,22 @@ def test_a_token_the_reader_cannot_read_is_named(sentences, message):
     given = sentences if isinstance(sentences, dict) else {"corpus": sentences}
     with pytest.raises(hsw2v.HSW2VError, match=message):
         hsw2v.train(**given, min_count=1, epochs=1, dim=4, progress=False)
+
+
+def test_an_endless_generator_ends_at_a_bound_the_user_sets(monkeypatch, tmp_path, capsys):
+    """Spooling sentences shows sentences, words and bytes, and stops with one
+    error at HSW2V_SENTENCES_LIMIT, leaving nothing in $TMPDIR (round four, extras)."""
+    monkeypatch.setenv("HSW2V_SENTENCES_LIMIT", "3M")
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # (read $TMPDIR again)
+
+    def endless():
+        while True:
+            yield ["the", "cat", "sat", "on", "the", "mat"]
+
+    with pytest.raises(hsw2v.HSW2VError, match=r"^sentences: more than 3,145,728 bytes written to "
+                       r".* \(HSW2V_SENTENCES_LIMIT bounds it\); is the iterable endless\?$"):
+        hsw2v.train(endless(), progress=True)
+    assert list(tmp_path.iterdir()) == []
+    err = capsys.readouterr().err
+    assert "sentences" in err and "words=" in err and "MB" in err

@@ -9,6 +9,11 @@ reads any corpus: the counting pass spools its tokens, and every epoch,
 checkpoint and Dask worker on this machine work from it. So the same sentences
 give the same vocabulary and, with one thread and a seed, the same vectors as a
 text file of them. Plain Python: no numba.
+
+The file holds at most ``HSW2V_SENTENCES_LIMIT`` bytes (a size such as ``20G``;
+default: half the space free in $TMPDIR when writing starts): an endless generator
+ends in one line that says so, not in a full disk. With ``progress``, a bar
+counts the sentences, words and bytes written.
 """
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ from typing import Any
 from ..errors import HSW2VError, param
 from .reader import MAX_WORD_BYTES, Slice
 
+LIMIT_VARIABLE = "HSW2V_SENTENCES_LIMIT"
 WRITE_BYTES = 1 << 20
 """Text gathered before each write to the temporary file."""
 SHOWN = 40
@@ -105,29 +111,63 @@ def _shown(token: Any) -> str:
     return text if len(text) <= SHOWN else text[:SHOWN - 3] + "..."
 
 
+def sentences_limit(directory: str) -> int:
+    """The most bytes of sentences written to ``directory`` (see the module)."""
+    given = os.environ.get(LIMIT_VARIABLE)
+    if given:
+        from ..settings import parse_size
+
+        return parse_size(given, LIMIT_VARIABLE)
+    try:
+        st = os.statvfs(directory)
+        return st.f_bavail * st.f_frsize // 2
+    except OSError:
+        return 1 << 40
+
+
 @contextmanager
-def sentences_file(sentences: Iterable[Any]) -> Iterator[str]:
+def sentences_file(sentences: Iterable[Any], progress: bool = False) -> Iterator[str]:
     """``sentences`` written to a temporary text file (see the module), removed on
-    exit; yields its path. Errors that name the file name ``sentences`` instead."""
+    exit; yields its path. Errors that name the file name ``sentences`` instead.
+    ``progress`` shows a bar of the sentences, words and bytes written."""
+    from ..system.progress import progress_bar
+
     from ..system.files import discard, new_temporary
 
     if isinstance(sentences, (str, bytes, bytearray)) or not isinstance(sentences, Iterable):
         raise HSW2VError(f"sentences must be an iterable of token lists or strings, "
                          f"not of type {type(sentences).__name__}")
     tmp = new_temporary(tempfile.gettempdir(), "sentences-")
+    limit = sentences_limit(os.path.dirname(tmp))
     try:
         try:
-            with open(tmp, "wb") as out:
+            with open(tmp, "wb") as out, progress_bar(progress, desc="sentences", unit="B",
+                                                        unit_scale=True) as bar:
                 lines: list[str] = []
-                size = first = 0
+                size = first = written = words = 0
+
+                def write(number: int) -> None:
+                    nonlocal written, words
+                    data = _encoded(lines, first)
+                    written += len(data)
+                    words += sum(line.count(" ") + 1 for line in lines if line)
+                    if written > limit:
+                        raise HSW2VError(
+                            f"sentences: more than {limit:,} bytes written to {os.path.dirname(tmp)} "
+                            f"by sentence {number} ({LIMIT_VARIABLE} bounds it); is the "
+                            "iterable endless?")
+                    out.write(data)
+                    bar.update(len(data))
+                    bar.set_postfix(sentences=number, words=words, refresh=False)
+
                 for number, sentence in enumerate(sentences):
                     line = sentence_line(sentence, number)
                     lines.append(line)
                     size += len(line) + 1
                     if size >= WRITE_BYTES:
-                        out.write(_encoded(lines, first))
+                        write(number)
                         lines, size, first = [], 0, number + 1
-                out.write(_encoded(lines, first))
+                write(first + len(lines))
         except OSError as e:
             raise HSW2VError(f"sentences: cannot write them to {os.path.dirname(tmp)}: "
                              f"{e.strerror or e}") from None
