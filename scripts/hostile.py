@@ -28,6 +28,23 @@ CASES = [
     "tests/test_distributed.py::test_dask_errors_are_one_line",
     "tests/test_distributed.py::test_the_default_round_length_follows_the_corpus",
     "tests/test_packaging.py::test_every_install_hint_installs_what_it_names",
+    # round four: the cases that live beside their subject
+    "tests/test_api_arguments.py",
+    "tests/test_wordnet.py::test_a_damaged_database_is_one_line_never_a_smaller_tree",
+    "tests/test_wordnet.py::test_a_corpus_wordnet_barely_covers_is_refused",
+    "tests/test_wordnet.py::test_a_fifo_in_the_database_is_one_line_not_a_hang",
+    "tests/test_vocab.py::test_a_vocabulary_file_round_trips_every_space_like_character",
+    "tests/test_formats.py::test_a_damaged_entry_is_read_past_and_written_again",
+    "tests/test_lbl.py::test_one_step_is_the_gradient_step_by_central_differences",
+    "tests/test_cli.py::test_json_output_is_strict_json_and_score_does_not_overflow",
+    "tests/test_cli.py::test_a_kinds_setting_is_refused_with_another_kind_as_its_flag_is_spelt",
+    "tests/test_cli.py::test_a_refused_connection_is_not_a_missing_file",
+    "tests/test_cli.py::test_predict_says_what_skipgram_scores_are",
+    "tests/test_sentences.py::test_a_token_the_reader_cannot_read_is_named",
+    "tests/test_sentences.py::test_an_endless_generator_ends_at_a_bound_the_user_sets",
+    "tests/test_model.py::test_settings_whose_dim_is_not_the_vectors_width_are_refused",
+    "tests/test_model.py::test_lookups_as_gensim_users_write_them",
+    "tests/test_first_run.py::test_without_a_writable_cache_one_warning_and_a_working_run",
 ]
 
 

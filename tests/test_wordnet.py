@@ -345,3 +345,13 @@ def test_a_corpus_wordnet_barely_covers_is_refused(tmp_path, damaged):
     line = one_line_error(_wordnet_run(tmp_path, damaged, "ru.txt"))
     assert line.startswith("hsw2v: error: WordNet covers 0 of 50 words (0.0% of the tokens), "
                            "below the floor of 5%")
+
+
+def test_a_fifo_in_the_database_is_one_line_not_a_hang(tmp_path, damaged):
+    """A WordNet file that is a FIFO would block in open() for ever (round four, 13)."""
+    import os
+
+    (damaged / "data.verb").unlink()
+    os.mkfifo(damaged / "data.verb")
+    assert one_line_error(_wordnet_run(tmp_path, damaged)) == \
+        f"hsw2v: error: {damaged / 'data.verb'}: a FIFO, not a WordNet database file"
