@@ -248,7 +248,7 @@ def checked_arguments(function: Any, arguments: dict[str, Any]) -> dict[str, Any
                 raise HSW2VError(f"{param(name)} must be a path, got {value!r}")
             out[name] = os.fspath(value)
         elif name == "count_memory" and isinstance(value, str):
-            from .settings import parse_size
+            from .system.memory import parse_size
 
             out[name] = parse_size(value, name)
         elif "bool" in kinds:

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from .errors import HSW2VError, param
+from .system.memory import parse_size  # noqa: F401 (the CLI and scripts take it from here)
 from .training.kinds import POSITION_WEIGHTS, model_kinds
 from .trees.registry import tree_builders
 from .trees.tree import SPLITS
@@ -32,22 +33,6 @@ CONNECT_SECONDS = 10
 
 COUNT_MEMORY_HELP = ("Memory for counting (K, M, G or T bytes, binary) [a quarter of RAM]; "
                       "past it, partial counts spill to $TMPDIR and merge exactly.")
-
-
-def parse_size(text: str | None, option: str) -> int | None:
-    """'200M', '1.5G', '4096' as bytes (binary units); None stays None."""
-    if text is None:
-        return None
-    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-    body = text.strip().upper().removesuffix("B")
-    unit = body[-1:] if body[-1:] in units else ""
-    try:
-        value = float(body[:len(body) - len(unit)]) * units[unit]
-    except ValueError:
-        value = -1.0
-    if not 1 << 20 <= value < 1 << 60:
-        raise HSW2VError(f"{param(option)} must be a size of at least 1M, such as 200M or 4G; got {text!r}")
-    return int(value)
 
 
 def _opt(default, help: str, **extra) -> field:

@@ -44,7 +44,7 @@ def cache_dir() -> Path:
 
 def cache_limit() -> int:
     """The most bytes the cache may hold (``HSW2V_CACHE_SIZE``); 0: no cache."""
-    from ..settings import parse_size
+    from ..system.memory import parse_size
 
     try:
         return parse_size(os.environ.get("HSW2V_CACHE_SIZE") or DEFAULT_SIZE, "HSW2V_CACHE_SIZE")

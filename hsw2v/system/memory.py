@@ -1,4 +1,5 @@
-"""How much memory there is, and keeping the resident set small.
+"""How much memory there is (and sizes as users write them, ``200M``), and keeping
+the resident set small.
 
 :func:`total_memory` and :func:`available_memory` read the machine's memory and,
 inside a container, its cgroup's limit (v2 ``memory.max``, v1
@@ -11,6 +12,24 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+
+from ..errors import HSW2VError, param
+
+def parse_size(text: str | None, option: str) -> int | None:
+    """'200M', '1.5G', '4096' as bytes (binary units); None stays None."""
+    if text is None:
+        return None
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    body = text.strip().upper().removesuffix("B")
+    unit = body[-1:] if body[-1:] in units else ""
+    try:
+        value = float(body[:len(body) - len(unit)]) * units[unit]
+    except ValueError:
+        value = -1.0
+    if not 1 << 20 <= value < 1 << 60:
+        raise HSW2VError(f"{param(option)} must be a size of at least 1M, such as 200M or 4G; got {text!r}")
+    return int(value)
+
 
 _UNLIMITED = 1 << 60  # (cgroup v1 writes its "no limit" as a number near 2**63)
 

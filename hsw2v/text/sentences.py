@@ -115,7 +115,7 @@ def sentences_limit(directory: str) -> int:
     """The most bytes of sentences written to ``directory`` (see the module)."""
     given = os.environ.get(LIMIT_VARIABLE)
     if given:
-        from ..settings import parse_size
+        from ..system.memory import parse_size
 
         return parse_size(given, LIMIT_VARIABLE)
     try:
