@@ -303,8 +303,9 @@ def test_hot_nodes_are_the_most_visited():
                              minlength=len(counts) - 1)
         for k in (1, 17, 499):
             hot, slot = hot_inner_nodes(tree, counts, k)
-            want = np.sort(np.argsort(-visits, kind="stable")[:k])
-            assert np.array_equal(hot, want)
+            want = np.argsort(-visits, kind="stable")[:k]
+            assert np.array_equal(np.sort(hot), np.sort(want))
+            assert np.all(np.diff(visits[hot]) <= 0)  # the most visited first
             assert np.array_equal(slot[hot], np.arange(k)) and (slot >= 0).sum() == k
 
 
@@ -407,6 +408,32 @@ def test_hot_rows_merge_adds_each_threads_change():
     sgd.sync_hot_rows(syn1, hot, rows, last)
     np.testing.assert_allclose(syn1, expect, rtol=1e-6, atol=1e-6)
     assert np.array_equal(rows, syn1[hot]) and np.array_equal(last, syn1[hot])
+
+
+@njit
+def _count_words(n, syn1, hot, rows, last, since, every):
+    for _ in range(n):
+        since = sgd.merge_due(syn1, hot, rows, last, (), (), (), since, every)
+    return since
+
+
+def test_the_hottest_rows_merge_more_often():
+    """The FAST_ROWS first hot rows (the most visited) reach the shared vectors every
+    FAST_SYNC_WORDS words; the others only every ``sync_every`` words."""
+    fast, every = sgd.FAST_ROWS, 32 * sgd.FAST_SYNC_WORDS
+    k = fast + 5
+    syn1 = np.zeros((k + 3, 4), dtype=np.float32)
+    hot = np.arange(3, k + 3, dtype=np.int32)
+    rows, last = np.ones((k, 4), dtype=np.float32), np.zeros((k, 4), dtype=np.float32)
+    since = _count_words(sgd.FAST_SYNC_WORDS - 1, syn1, hot, rows, last, 0, every)
+    assert not syn1.any()  # nothing due yet
+    since = _count_words(1, syn1, hot, rows, last, since, every)
+    assert (syn1[hot[:fast]] == 1).all() and not syn1[hot[fast:]].any() and not syn1[:3].any()
+    rows += 1  # every row changes again; the hottest merge again after FAST_SYNC_WORDS
+    since = _count_words(sgd.FAST_SYNC_WORDS, syn1, hot, rows, last, since, every)
+    assert (syn1[hot[:fast]] == 2).all() and not syn1[hot[fast:]].any()
+    since = _count_words(every - 2 * sgd.FAST_SYNC_WORDS, syn1, hot, rows, last, since, every)
+    assert since == 0 and (syn1[hot[:fast]] == 2).all() and (syn1[hot[fast:]] == 2).all()
 
 
 @njit

@@ -24,18 +24,19 @@ from ..trees.tree import Tree
 
 HOT_NODES = 1024
 """With several threads, each thread trains its own copy of the inner nodes
-visited most (those near the root) and merges it every HOT_SYNC_WORDS words."""
+visited most (those near the root) and merges it every HOT_SYNC_WORDS words (the
+32 most visited every 64: :data:`hsw2v.training.block.FAST_ROWS`)."""
 HOT_SYNC_WORDS = 2048
 
 
 def hot_inner_nodes(tree: Tree, counts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` inner nodes on the most word tokens' paths, and each inner node's
-    slot among them (-1 for the others)."""
+    """The ``k`` inner nodes on the most word tokens' paths, the most visited
+    first, and each inner node's slot among them (-1 for the others)."""
     n_inner = tree.n_leaves - 1
     k = min(k, n_inner)
     visits = np.empty(n_inner, dtype=np.float64)  # O(V): no array per path entry
     subtree_totals(tree.children, tree.inner_order, counts[tree.leaf_words] * 1.0, visits)
-    hot = np.sort(np.argsort(-visits, kind="stable")[:k]).astype(np.int32)
+    hot = np.argsort(-visits, kind="stable")[:k].astype(np.int32)
     slot = np.full(n_inner, -1, dtype=np.int32)
     slot[hot] = np.arange(k, dtype=np.int32)
     return hot, slot
