@@ -76,6 +76,8 @@ class Build:
             kind = pkg.kinds.model_kinds[arch]
             self.config = kind.config_of(pkg.settings.TrainSettings(arch=arch, window=5))._replace(
                 sync_every=setup_home.HOT_SYNC_WORDS)
+            if "fast_rows" in self.config._fields:  # (as kernel_setup sets it)
+                self.config = self.config._replace(fast_rows=kind.fast_rows)
             self.kernel = sgd.block_kernel(kind, self.config, self.keep, self.weights, self.paths,
                                            self.states[0], 100)
             return

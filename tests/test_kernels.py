@@ -411,28 +411,30 @@ def test_hot_rows_merge_adds_each_threads_change():
 
 
 @njit
-def _count_words(n, syn1, hot, rows, last, since, every):
+def _count_words(n, syn1, hot, rows, last, since, every, fast):
     for _ in range(n):
-        since = sgd.merge_due(syn1, hot, rows, last, (), (), (), since, every)
+        since = sgd.merge_due(syn1, hot, rows, last, (), (), (), since, every, fast)
     return since
 
 
 def test_the_hottest_rows_merge_more_often():
-    """The FAST_ROWS first hot rows (the most visited) reach the shared vectors every
-    FAST_SYNC_WORDS words; the others only every ``sync_every`` words."""
-    fast, every = sgd.FAST_ROWS, 32 * sgd.FAST_SYNC_WORDS
+    """The ``fast_rows`` first hot rows (the most visited) reach the shared vectors
+    every FAST_SYNC_WORDS words; the others only every ``sync_every`` words. CBOW
+    has such rows, skip-gram none."""
+    assert model_kinds["cbow"].fast_rows == 32 and model_kinds["skipgram"].fast_rows == 0
+    fast, every = 32, 32 * sgd.FAST_SYNC_WORDS
     k = fast + 5
     syn1 = np.zeros((k + 3, 4), dtype=np.float32)
     hot = np.arange(3, k + 3, dtype=np.int32)
     rows, last = np.ones((k, 4), dtype=np.float32), np.zeros((k, 4), dtype=np.float32)
-    since = _count_words(sgd.FAST_SYNC_WORDS - 1, syn1, hot, rows, last, 0, every)
+    since = _count_words(sgd.FAST_SYNC_WORDS - 1, syn1, hot, rows, last, 0, every, fast)
     assert not syn1.any()  # nothing due yet
-    since = _count_words(1, syn1, hot, rows, last, since, every)
+    since = _count_words(1, syn1, hot, rows, last, since, every, fast)
     assert (syn1[hot[:fast]] == 1).all() and not syn1[hot[fast:]].any() and not syn1[:3].any()
     rows += 1  # every row changes again; the hottest merge again after FAST_SYNC_WORDS
-    since = _count_words(sgd.FAST_SYNC_WORDS, syn1, hot, rows, last, since, every)
+    since = _count_words(sgd.FAST_SYNC_WORDS, syn1, hot, rows, last, since, every, fast)
     assert (syn1[hot[:fast]] == 2).all() and not syn1[hot[fast:]].any()
-    since = _count_words(every - 2 * sgd.FAST_SYNC_WORDS, syn1, hot, rows, last, since, every)
+    since = _count_words(every - 2 * sgd.FAST_SYNC_WORDS, syn1, hot, rows, last, since, every, fast)
     assert since == 0 and (syn1[hot[:fast]] == 2).all() and (syn1[hot[fast:]] == 2).all()
 
 

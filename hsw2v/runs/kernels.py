@@ -24,8 +24,8 @@ from ..trees.tree import Tree
 
 HOT_NODES = 1024
 """With several threads, each thread trains its own copy of the inner nodes
-visited most (those near the root) and merges it every HOT_SYNC_WORDS words (the
-32 most visited every 64: :data:`hsw2v.training.block.FAST_ROWS`)."""
+visited most (those near the root) and merges it every HOT_SYNC_WORDS words (a
+kind's :attr:`~hsw2v.training.kinds.ModelKind.fast_rows` most visited every 64)."""
 HOT_SYNC_WORDS = 2048
 
 
@@ -61,7 +61,7 @@ def kernel_setup(model: Model, s: TrainSettings) -> KernelSetup:
     keep = keep_probabilities(model.vocab.counts, s.sample)
     hot_nodes, hot_slot = hot_inner_nodes(tree, model.vocab.counts, HOT_NODES if s.threads > 1 else 0)
     kind = model_kind(s.arch)
-    config = kind.config_of(s)._replace(sync_every=HOT_SYNC_WORDS)
+    config = kind.config_of(s)._replace(sync_every=HOT_SYNC_WORDS, fast_rows=kind.fast_rows)
     paths, longest = tree.training_paths, tree.step_scratch
     weights = Weights(model.vectors, model.node_vectors, hot_nodes, hot_slot, model.extra_matrices)
     state = new_state(0, 0, s.window, longest, model.node_vectors[hot_nodes],

@@ -51,15 +51,12 @@ def sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base):
 
 
 FAST_SYNC_WORDS = 64
-"""A thread merges its copies of the kind's matrices, and of the :data:`FAST_ROWS`
-hottest inner nodes, every this many words (a divisor of the hot rows' interval).
-Every prediction reads the matrices, and nearly every one the nodes nearest the
-root, so they may go stale less long than the other hot nodes: merged every
-2,048 words, LBL's held-out perplexity rose by about 10, and CBOW's training loss
-by 0.006 nats (the peers page)."""
-FAST_ROWS = 32
-"""The first this many hot rows (the most visited: see
-:func:`hsw2v.runs.kernels.hot_inner_nodes`) merge every :data:`FAST_SYNC_WORDS` words."""
+"""A thread merges its copies of the kind's matrices, and of the kind's
+``config.fast_rows`` hottest inner nodes, every this many words (a divisor of the
+hot rows' interval). Every prediction reads the matrices, and nearly every one the
+nodes nearest the root, so they may go stale less long than the other hot nodes:
+merged every 2,048 words, LBL's held-out perplexity rose by about 10, and CBOW's
+training loss by 0.005 nats (the kernels' benchmarks page)."""
 
 
 def sync_matrices(shared, private, base):
@@ -128,17 +125,18 @@ class BlockTraining(NamedTuple):
 
 @njit(**KERNEL, inline="always")
 def merge_due(syn1, hot_nodes, hot_rows, hot_base, shared_extra, extra, extra_base, since_sync,
-              sync_every):
+              sync_every, fast_rows):
     """Count a word and merge what is due after it: every private hot row each
-    ``sync_every`` words, the :data:`FAST_ROWS` hottest and the kind's matrices each
+    ``sync_every`` words, the first ``fast_rows`` (the hottest, see
+    :func:`hsw2v.runs.kernels.hot_inner_nodes`) and the kind's matrices each
     :data:`FAST_SYNC_WORDS`. Returns the words since the last merge of every row."""
     since_sync += 1
     if since_sync == sync_every:
         sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
         since_sync = 0
     if since_sync % FAST_SYNC_WORDS == 0 and len(hot_nodes) > 0:
-        if since_sync > 0:
-            fast = min(FAST_ROWS, len(hot_nodes))
+        fast = min(fast_rows, len(hot_nodes))
+        if since_sync > 0 and fast > 0:
             sync_hot_rows(syn1, hot_nodes[:fast], hot_rows[:fast], hot_base[:fast])
         sync_matrices(shared_extra, extra, extra_base)
     return since_sync
@@ -149,7 +147,7 @@ def _before_training(v, sen, i, m, dim, since_sync):
     """Count the word (merging what is due, :func:`merge_due`) and prefetch what the
     next example needs. Returns the words since the last merge."""
     since_sync = merge_due(v.syn1, v.hot_nodes, v.hot_rows, v.hot_base, v.shared_extra, v.extra,
-                           v.extra_base, since_sync, v.config.sync_every)
+                           v.extra_base, since_sync, v.config.sync_every, v.config.fast_rows)
     prefetch_next(sen, i, m, v.config.window, v.syn0, v.syn1, v.hot_slot, v.paths)
     return since_sync
 

@@ -16,6 +16,7 @@ class Config(NamedTuple):
     window: int
     sync_every: int  # merge the private hot rows every this many words
     cbow_mean: bool
+    fast_rows: int = 0  # merge the hottest this many of them every 64 words (block.merge_due)
 
 
 @njit(**KERNEL, inline="always")

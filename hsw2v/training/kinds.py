@@ -4,9 +4,9 @@ A :class:`ModelKind` declares its module of numba steps, its default learning ra
 and Dask round length, and the parameter matrices it trains beyond the word
 vectors and the inner-node vectors. Its module holds:
 
-- ``Config``: a NamedTuple of what its kernels read, with at least ``window`` and
-  ``sync_every``; the *type* of a config value selects the kind's steps when a
-  kernel compiles;
+- ``Config``: a NamedTuple of what its kernels read, with at least ``window``,
+  ``sync_every`` and ``fast_rows`` (set from :attr:`ModelKind.fast_rows`); the
+  *type* of a config value selects the kind's steps when a kernel compiles;
 - ``config_of(settings) -> Config``;
 - ``centre(t, target, ctx, n_ctx, alpha, dim) -> (loss, examples)``: the SGD step
   of one example, where ``t`` is the block's
@@ -78,6 +78,10 @@ class ModelKind:
     settings: tuple[str, ...] = ()
     """The settings only this kind reads: given with another kind, they are an error."""
     defaults: dict[str, Any] = field(default_factory=dict)
+    fast_rows: int = 0
+    """With several threads, how many of the hot inner nodes (the most visited
+    first) merge every :data:`hsw2v.training.block.FAST_SYNC_WORDS` words rather
+    than every :data:`hsw2v.runs.kernels.HOT_SYNC_WORDS`."""
     """The kind's own defaults of settings left unset (``sample``, ``node_bias``, and
     ``alpha`` beyond :attr:`alpha`), each a value or a function of the settings;
     the others' are in :mod:`hsw2v.settings`."""
@@ -163,7 +167,7 @@ model_kinds: dict[str, ModelKind] = {
     "cbow": ModelKind(
         "cbow", "CBOW predicts a word from the mean (or sum) of its context's vectors.",
         ".cbow", alpha=0.05, round_words=1_000_000,
-        examples_per_context_word=False, settings=("cbow_mean",)),
+        examples_per_context_word=False, settings=("cbow_mean",), fast_rows=32),
     "skipgram": ModelKind(
         "skipgram", "Skip-gram predicts a word from each context word's vector.",
         ".skipgram", alpha=0.025, round_words=125_000,

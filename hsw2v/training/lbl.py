@@ -45,6 +45,7 @@ class Config(NamedTuple):
     window: int  # N, the preceding words
     sync_every: int  # merge the private hot rows every this many words
     full: bool  # full D×D position matrices, else diagonal
+    fast_rows: int = 0  # merge the hottest this many of them every 64 words (block.merge_due)
 
 
 @njit(**KERNEL, inline="always")
