@@ -115,7 +115,8 @@ def main() -> None:
         pkgs = [load(c, f"hsw2v_{k}", root) for k, c in enumerate((args.before, args.after))]
         first = pkgs[0]
         vocab, _ = first.trainer.build_vocab(str(CORPUS), min_count=5)
-        tree = first.tree.build_tree("huffman", vocab.counts, 1)
+        tree = (first.tree.huffman(vocab.counts) if hasattr(first.tree, "huffman")
+                else first.tree.build_tree("huffman", vocab.counts, 1))
         table = first.corpus.WordTable(vocab.words)
         blocks = []
         for block in first.reader.iter_blocks(str(CORPUS)):
