@@ -10,7 +10,7 @@ from .model.model import Model
 from .settings import CHECKPOINT_MINUTES, ENGINES, TrainSettings
 from .text.reader import Source
 from .text.sentences import check_paths, is_paths, sentences_file
-from .trees.registry import tree_builders
+from .trees.registry import tree_builders, tree_for
 
 if TYPE_CHECKING:
     from .counting.vocab import Vocab
@@ -281,9 +281,8 @@ def train_with(corpus: Source | Iterable[Any] | None, settings: dict[str, Any], 
     """:func:`train` with the settings given as a dict, holding exactly those the
     caller set (with ``init_model`` or ``resume``, the others keep the saved
     ones): what the CLI calls with the options given on its command line."""
-    if "tree" not in settings and options.get("tree_from") is not None:
-        settings = {**settings, "tree": next(k for k, b in tree_builders.items()
-                                             if b.learns_from_model)}
+    if options.get("tree_from") is not None:
+        settings = {**settings, "tree": tree_for(settings.get("tree"), True)}
     if sentences is not None or (corpus is not None and not is_paths(corpus)):
         if sentences is not None and corpus is not None:
             raise HSW2VError(f"give {param('corpus')} or {param('sentences')}, not both")

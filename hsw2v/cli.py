@@ -293,7 +293,7 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
     from .model.vectors_cache import write_cache
     from .system.files import check_distinct, check_writable, replace_together
     from .text.reader import corpus_files
-    from .trees.registry import tree_builders
+    from .trees.registry import tree_for
 
     if resume and not output and not save_model and os.path.isfile(resume):
         from .runs.checkpoint import checkpoint_outputs
@@ -305,11 +305,7 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
         output, save_model = DEFAULT_BINARY_VECTORS if binary else DEFAULT_VECTORS, DEFAULT_MODEL
         check_default_output(output, "vectors")
         check_default_output(save_model, "model")
-    learners = [k for k, b in tree_builders.items() if b.learns_from_model]
-    settings["tree"] = tree or (learners[0] if tree_from else "huffman")
-    if tree_from and not tree_builders[settings["tree"]].takes_model:
-        takers = [k for k, b in tree_builders.items() if b.takes_model]
-        raise HSW2VError(f"--tree-from goes with --tree {' or '.join(takers)}")
+    settings["tree"] = tree_for(tree, bool(tree_from))
     if tree_from and read_vocab:
         raise HSW2VError("--tree-from uses that model's vocabulary; drop --read-vocab")
     starts = [f"--{k}" for k, v in [("tree-from", tree_from), ("read-vocab", read_vocab),

@@ -39,7 +39,7 @@ MODULES = {"corpus": "corpus", "reader": "reader", "sgd": "sgd", "trainer": "tra
 SUBPACKAGES = {"corpus": "counting.corpus", "reader": "text.reader", "sgd": "training.block",
                "trainer": "runs.trainer", "tree": "trees.tree", "utils": "jit.helpers",
                "kernel_setup": "runs.kernels", "state": "training.state", "kinds": "training.kinds",
-               "settings": "settings"}
+               "settings": "settings", "common": "runs.common"}
 """The same modules in the layout of subpackages, and those it adds."""
 
 
@@ -64,12 +64,14 @@ class Build:
         sgd, trainer, utils = pkg.sgd, pkg.trainer, pkg.utils
         setup_home = getattr(pkg, "kernel_setup", trainer)  # (these were in trainer before)
         state_home = getattr(pkg, "state", sgd)
-        syn0, syn1 = trainer.initial_weights(len(vocab), tree.n_leaves - 1, 100, 1)
+        syn0, syn1 = getattr(pkg, "common", trainer).initial_weights(len(vocab), tree.n_leaves - 1,
+                                                                      100, 1)
         self.keep = setup_home.keep_probabilities(vocab.counts, 1e-3)
         hot, slot = setup_home.hot_inner_nodes(tree, vocab.counts, setup_home.HOT_NODES if threads > 1 else 0)
         self.weights = state_home.Weights(syn0, syn1, hot, slot)
         self.paths = tree.training_paths
-        self.states = [state_home.new_state(1 + t, trainer.BLOCK_BYTES // 2 + 2, 5, tree.step_scratch,
+        block_bytes = getattr(trainer, "BLOCK_BYTES", None) or pkg.reader.BLOCK_BYTES
+        self.states = [state_home.new_state(1 + t, block_bytes // 2 + 2, 5, tree.step_scratch,
                                             syn1[hot]) for t in range(threads)]
         none = np.empty(0, np.int32)
         if hasattr(pkg, "kinds"):  # the kind's config, and its kernel

@@ -482,7 +482,7 @@ def test_a_round_trains_a_sparse_replica_to_the_change_of_a_full_copy(tmp_path):
     from hsw2v.distributed import rounds
     from hsw2v.model.model import Model
     from hsw2v.runs.checkpoint import Position
-    from hsw2v.runs.trainer import run_epochs
+    from hsw2v.runs.epochs import run_epochs
     from hsw2v.settings import TrainSettings
 
     from .conftest import count_tree

@@ -142,6 +142,7 @@ def test_train_with_each_tree_and_predict(tmp_path):
     assert r.exit_code == 0, r.output
     m = hsw2v.load_model(str(tmp_path / "s.npz"))
     assert m.tree.kind == "semantic-adaptive" and m.words == base.words
+    assert m.tree.builder == "semantic" and m.settings.tree == "semantic"
     assert_full_binary_prefix_free(m.tree, len(m.words))
     r = CliRunner().invoke(cli, ["tree", str(tmp_path / "s.npz"), "--json"])
     info = __import__("json").loads(r.stdout)
@@ -152,12 +153,46 @@ def test_train_with_each_tree_and_predict(tmp_path):
     assert r.exit_code == 0 and "perplexity" in r.stdout
 
 
+def test_a_tree_given_is_recorded_by_its_builder_across_files(tmp_path):
+    """A ready Tree records the registry's builder that made it (not parsed from its
+    kind's words); saved and loaded it keeps it, and a file written before the
+    builder had its own field reads it from the kind's first word."""
+    import json
+    import zipfile
+
+    corpus = str(REPO / "data" / "enwiki-1m.txt.gz")
+    base = hsw2v.train(corpus, max_vocab=300, dim=8, epochs=1, progress=False)
+    X = np.random.default_rng(0).normal(size=(len(base.words), 8))
+    tree = semantic_below(X, base.vocab.counts, 3, "balanced")
+    assert tree.kind == "semantic-balanced-below-3" and tree.builder == "semantic"
+    m = hsw2v.train(corpus, vocab=base.vocab, tree=tree, dim=8, epochs=1, progress=False)
+    assert m.settings.tree == "semantic"
+    m.save(str(tmp_path / "m.npz"))
+    with zipfile.ZipFile(tmp_path / "m.npz") as z:
+        names = {n: z.read(n) for n in z.namelist()}
+    meta = json.loads(np.load(tmp_path / "m.npz")["meta"].tobytes())
+    assert meta["tree_builder"] == "semantic"
+    assert hsw2v.load_model(str(tmp_path / "m.npz")).tree.builder == "semantic"
+    del meta["tree_builder"]  # as written before the field
+    buf = __import__("io").BytesIO()
+    np.save(buf, np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8))
+    names["meta.npy"] = buf.getvalue()
+    with zipfile.ZipFile(tmp_path / "old.npz", "w") as z:
+        for n, data in names.items():
+            z.writestr(n, data)
+    old = hsw2v.load_model(str(tmp_path / "old.npz"))
+    assert old.tree.builder == "semantic" and old.tree.kind == tree.kind
+
+
 def test_bad_tree_options(tmp_path):
     with pytest.raises(HSW2VError, match="^tree must be"):
         hsw2v.train(str(REPO / "data" / "enwiki-1m.txt.gz"), tree="oak", progress=False)
     r = CliRunner().invoke(cli, ["train", "x.txt", "-o", str(tmp_path / "v.txt"), "--tree", "fano",
                                  "--tree-from", "m.npz"])
     assert r.exit_code != 0 and "--tree-from goes with --tree semantic" in r.stderr
+    with pytest.raises(HSW2VError, match="^tree_from goes with tree='semantic' or tree='wordnet'$"):
+        hsw2v.train(str(REPO / "data" / "enwiki-1m.txt.gz"), tree="fano", progress=False,
+                    tree_from=hsw2v.Model.__new__(hsw2v.Model))  # (refused before it is read)
     with pytest.raises(HSW2VError):
         huffman(np.array([3]))
     with pytest.raises(HSW2VError):

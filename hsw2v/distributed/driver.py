@@ -49,7 +49,7 @@ from ..errors import HSW2VError, param
 from ..model.model import Model
 from ..runs.checkpoint import Checkpoints, Position, load_checkpoint, say_resuming
 from ..runs.schedule import EpochLoss, LearningRate
-from ..runs.trainer import carried_settings, check_converging, check_vocab
+from ..runs.common import carried_settings, check_converging, check_vocab
 from ..settings import CONNECT_SECONDS, TrainSettings, available_cores
 from ..system.progress import progress_bar
 from ..system.signals import raise_pending

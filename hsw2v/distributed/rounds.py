@@ -25,7 +25,8 @@ from ..hs.softmax import subtree_totals
 from ..model.model import Model
 from ..runs.checkpoint import Position
 from ..runs.kernels import HOT_NODES, KernelSetup, hot_inner_nodes, kernel_setup
-from ..runs.trainer import initial_weights, run_epochs
+from ..runs.common import initial_weights
+from ..runs.epochs import run_epochs
 from ..settings import TrainSettings
 from ..text.reader import Slice, iter_blocks, slice_block_bytes
 from ..training.kinds import model_kind
@@ -234,7 +235,7 @@ enwiki-17m), and whole matrices copy faster than most of their rows one by one."
 
 
 class ReplicaBlocks:
-    """A slice's blocks, as :func:`hsw2v.runs.trainer.run_epochs` takes a spool's; before
+    """A slice's blocks, as :func:`hsw2v.runs.epochs.run_epochs` takes a spool's; before
     each block trains, the rows it can read (see :class:`Reach`) are copied from the
     start weights into the replica, each row once. The replica's other rows are
     left from earlier rounds and never read: a round copies, and then compares,

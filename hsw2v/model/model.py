@@ -306,7 +306,7 @@ class Model:
                   **{f"{k}_seconds": v for k, v in self.seconds.items()}}
         several = self.tree.max_codes > 1
         meta = {"format": MODEL_FORMAT, "version": 2 if several else 1, "tree": self.tree.kind,
-                "settings": record}
+                "tree_builder": self.tree.builder, "settings": record}
         if self.tree.details:
             meta["tree_details"] = self.tree.details
         arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
@@ -476,6 +476,7 @@ def load_model(path: str) -> Model:
         (not np.isfinite(vectors).all(), "vectors hold NaN or infinity"),
         (not np.isfinite(node_vectors).all(), "node_vectors hold NaN or infinity"),
         (not isinstance(meta.get("tree", "huffman"), str), "the tree kind is not a string"),
+        (not isinstance(meta.get("tree_builder", ""), str), "the tree's builder is not a string"),
         (not _counts_by_name(meta.get("tree_details", {}), int(counts.sum())),
          "tree_details must map names to counts no larger than the corpus"),
     ]
@@ -486,7 +487,9 @@ def load_model(path: str) -> Model:
     try:
         words = [blob[offsets[i]:offsets[i + 1]].decode("utf-8") for i in range(n)]
         vocab = Vocab(words, counts)
-        tree = Tree(arrays["children"], meta.get("tree", "huffman"), arrays.get("extra_leaves"))
+        kind = meta.get("tree", "huffman")  # (files before "tree_builder": the kind's first word)
+        tree = Tree(arrays["children"], kind, arrays.get("extra_leaves"),
+                    meta.get("tree_builder") or kind.partition("-")[0])
     except UnicodeDecodeError:
         raise HSW2VError(f"{path}: corrupt model (a word is not UTF-8)") from None
     except HSW2VError as e:

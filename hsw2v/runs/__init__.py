@@ -1,6 +1,8 @@
-"""Local orchestration and checkpoints: the threads and the epoch loop
-(``trainer``), the learning-rate schedule and the epoch-loss account shared with
-Dask (``schedule``), what the threads share (``kernels``), and checkpoints
-(``checkpoint``).
+"""Local orchestration and checkpoints: the local engine (``trainer``: counting,
+vocabulary, tree, weights), its epochs in threads (``epochs``, which Dask's
+workers run on their slices too), what both engines share (``common``: starting
+weights, continued settings, the vocabulary and convergence checks; ``schedule``:
+the learning rate and the epoch-loss account), what the threads share
+(``kernels``), and checkpoints (``checkpoint``).
 
 May import: every layer up to ``hsw2v.evaluation``."""

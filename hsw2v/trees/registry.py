@@ -159,6 +159,22 @@ def tree_builder(kind: str) -> TreeBuilder:
     return tree_builders[kind]
 
 
+def tree_for(tree: str | None, tree_from: bool) -> str:
+    """The tree kind a run builds (the one home of this rule): ``tree`` if given;
+    else, with a source model (``tree_from``), the first builder that learns from
+    one; else Huffman. A source model with a tree that takes none is an error."""
+    kind = tree or (next(k for k, b in tree_builders.items() if b.learns_from_model)
+                    if tree_from else "huffman")
+    if tree_from and not tree_builder(kind).takes_model:
+        takers = [k for k, b in tree_builders.items() if b.takes_model]
+        raise HSW2VError(f"{param('tree_from')} goes with "
+                         f"{' or '.join(param('tree', k) for k in takers)}")
+    return kind
+
+
 def build_tree(kind: str, inputs: TreeInputs) -> Tree:
-    """A tree of ``kind`` (a key of :data:`tree_builders`) from ``inputs``."""
-    return tree_builder(kind).build(inputs)
+    """A tree of ``kind`` (a key of :data:`tree_builders`) from ``inputs``; its
+    :attr:`~hsw2v.trees.tree.Tree.builder` is ``kind``."""
+    tree = tree_builder(kind).build(inputs)
+    tree.builder = kind
+    return tree

@@ -237,8 +237,10 @@ def semantic_tree(X: np.ndarray, split: str = "balanced", iters: int = 10, epsil
     if len(X) < 2:
         raise HSW2VError("need at least 2 words to build a tree")
     if epsilon > 0 and split == "adaptive" and max_codes > 1:
-        return from_overlapping_splits(len(X), overlapping_splitter(X, epsilon, iters), max_codes,
+        tree = from_overlapping_splits(len(X), overlapping_splitter(X, epsilon, iters), max_codes,
                                        f"semantic-adaptive-{epsilon:g}")
+        tree.builder = "semantic"
+        return tree
     tree = from_splits(np.arange(len(X)), gmm_splitter(X, split, iters), "semantic")
     tree.kind = f"semantic-{split}"
     return tree
@@ -266,5 +268,5 @@ def semantic_below(X: np.ndarray, counts: np.ndarray, levels: int, split: str = 
         for a, pair in enumerate(sub.children.tolist()):
             children[rows[a]] = [int(words[c]) if c < len(words) else v + int(rows[c - len(words)])
                                  for c in pair]
-    return Tree(children, f"semantic-{split}-below-{levels}")
+    return Tree(children, f"semantic-{split}-below-{levels}", builder="semantic")
 

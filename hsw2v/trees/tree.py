@@ -34,7 +34,8 @@ class Tree:
     further code of that word (see the module's docstring).
     """
 
-    def __init__(self, children: np.ndarray, kind: str, extra_leaves: np.ndarray | None = None):
+    def __init__(self, children: np.ndarray, kind: str, extra_leaves: np.ndarray | None = None,
+                 builder: str | None = None):
         children = np.ascontiguousarray(children, dtype=np.int32)
         extra = np.ascontiguousarray(np.zeros(0) if extra_leaves is None else extra_leaves,
                                      dtype=np.int32)
@@ -47,7 +48,8 @@ class Tree:
         if len(extra) and (extra.min() < 0 or extra.max() >= n_words):
             raise HSW2VError("tree: an extra leaf names no word")
         self.children = children
-        self.kind = kind
+        self.kind = kind  # what it is, in words: ``semantic-adaptive-0.25``
+        self.builder = builder or kind  # the registry's builder that made it: ``semantic``
         self.n_words = n_words
         self.n_leaves = n_leaves
         self.extra_leaves = extra
