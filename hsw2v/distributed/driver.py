@@ -283,145 +283,185 @@ def _train(c: Any, corpus: list[str], s: TrainSettings, round_words: int | None,
            progress: bool, pending: list, saver: Checkpoints | None,
            state: tuple[Model, Position] | None) -> Model:
     """Count, build the tree, train in rounds (see :func:`train_on_dask`)."""
+    run = DaskRun(c, s, pending, saver, state)
     start = time.perf_counter()
-    shards = c.submit(list_shards, corpus, key=task_key("list-shards")).result()
-    counts = [c.submit(count_shard, path, i, s.threads, count_memory, key=task_key("count-shard"))
-              for i, path in enumerate(shards)]
-    sizes = [c.submit(shard_size, path, n, key=task_key("shard-size")) for path, n in zip(shards, counts)]
-    pending += counts + sizes
-    total = tree_reduce(c, merge_shard_counts, counts, "merge-counts")
-    vocab, tokens, _ = c.submit(vocabulary, total, s.min_count, s.max_vocab,
-                                key=task_key("vocabulary")).result()
-    sizes = c.gather(sizes)
-    del counts, total
-    pending.clear()
-    if tokens == 0:
-        raise HSW2VError(f"{describe(shards)}: the corpus is empty (no words)")
-    check_vocab(vocab, s.min_count, describe(shards))
-    if state and (vocab.words != state[0].words or list(vocab.counts) != list(state[0].vocab.counts)):
-        raise HSW2VError(f"{describe(shards)}: the corpus changed since the checkpoint was saved")
-    tree = state[0].tree if state else build_tree(s.tree, TreeInputs(vocab.words, vocab.counts, s))
-    matrix_names = list(model_kind(s.arch).matrices(len(vocab), s.dim, s))  # the kind's own
-    per_epoch = vocab.total
-    round_words = round_words or default_round_words(s, per_epoch)
-    slices = epoch_slices(shards, sizes, round_words, per_epoch / tokens)
-    plan = Job(uuid.uuid4().hex, vocab, tree, s, s.epochs * per_epoch, row_visits(vocab, tree, s))
-    job = on_cluster(c, plan, "job")
-    if state:
-        anchor = on_cluster(c, Anchor(0, state[0].vectors, state[0].node_vectors,
-                                      state[0].extra_matrices), "resumed-weights")
-    else:
-        anchor = c.submit(first_weights, job, key=task_key("first-weights"))
-    c.gather([c.submit(warm_up, job, key=task_key("warm-up"), workers=[w], pure=False)
-              for w in c.scheduler_info()["workers"]])
-    seconds = {"count": time.perf_counter() - start}
+    run.plan(corpus, round_words, count_memory)
+    counted = time.perf_counter() - start
     start = time.perf_counter()
-    at = state[1] if state else Position(per_epoch, False, loss_sum=[0.0] * s.epochs,
-                                         examples=[0] * s.epochs)
-    loss_sum, examples, done = at.loss_sum, at.examples, at.words
-    losses = EpochLoss(loss_sum, examples)
-    alpha_at = LearningRate(s.alpha, s.min_alpha, s.epochs * per_epoch).at
-    bar = progress_bar(progress, total=s.epochs * per_epoch, initial=done, unit="word",
-                       unit_scale=True, desc="train", smoothing=0.1)
-    rounds: list = []  # (epoch, totals futures) of rounds submitted, not yet counted
-    history: list[list] = []  # each round's changes since the anchor
-    previous: list = []  # the anchor before and the changes since, kept until every worker
-    # has run a round from the new anchor (and holds it): until then, a lost anchor is
-    # rebuilt from them
-    submitted = 0  # rounds submitted
-    first_from_anchor = 0  # the number of the first round trained from the newest anchor
-    held = 0  # rows of the changes since the newest anchor (as far as counted)
-    fresh: list = []  # a new anchor not yet used: its future, rounds of history it
-    # covers, and the number of rounds submitted when it was asked for
-    row_bytes = s.dim * np.dtype(STEP_TYPE).itemsize + 4  # a changed row's, as it travels
-    weight_bytes = (len(vocab) * s.dim + (tree.n_leaves - 1) * (s.dim + s.node_bias)) * 4
-
-    def account(epoch: int, totals: list, number: int) -> None:
-        nonlocal done, held
-        raise_pending()
-        if number >= first_from_anchor:
-            previous.clear()
-        for n, loss, ex, rows in (_result(c, t) for t in totals):
-            losses.add(epoch, loss, ex)
-            done += n
-            held += rows
-            bar.update(min(n, bar.total - bar.n))
-        bar.set_postfix(alpha=f"{alpha_at(done):.5f}", loss=f"{losses.mean(epoch):.4f}",
-                        workers=len(c.scheduler_info()["workers"]), refresh=False)
-
-    def reanchor(now: bool = False) -> None:
-        """Ask for the weights after the rounds so far, as one value; rounds take it
-        ANCHOR_LAG rounds later, or from now on with ``now``."""
-        nonlocal held
-        fresh[:] = [c.submit(anchor_at, job, anchor, list(history), key=task_key("anchor"),
-                             priority=-1), len(history), submitted]
-        held = 0
-        if now:
-            use_fresh()
-
-    def use_fresh() -> None:
-        nonlocal anchor, history, first_from_anchor
-        new, cut, _ = fresh
-        previous[:] = [anchor, *(ch for changes in history[:cut] for ch in changes)]
-        first_from_anchor = submitted
-        anchor, history = new, history[cut:]
-        fresh.clear()
-
-    # Slices a round: fixed (and kept in checkpoints), so that a lost worker
-    # changes where the tasks run, never what they compute.
-    width = at.round_slices or max(1, len(c.scheduler_info()["workers"]))
-
-    def save(epoch: int, next_slice: int) -> None:  # every round submitted, counted
-        while rounds:
-            account(*rounds.pop(0))
-        reanchor(now=True)
-        w = _result(c, anchor)
-        saver.save(Model(vocab, tree, w.syn0, w.syn1, s, extra=dict(zip(matrix_names, w.extra))),
-                   Position(per_epoch, False, epoch, next_slice, 0, done, loss_sum, examples,
-                            [], width))
-
-    try:
-        for epoch in range(at.epoch, s.epochs):
-            first = at.blocks if epoch == at.epoch else 0
-            before = epoch * per_epoch + sum(words for _, words in slices[:first])
-            for r in range(first, len(slices), width):
-                if fresh and submitted >= fresh[2] + ANCHOR_LAG:
-                    use_fresh()
-                names = list(c.scheduler_info()["workers"]) or [None]
-                changes = []
-                for k in range(r, min(r + width, len(slices))):
-                    part, words = slices[k]
-                    where = {"workers": [names[(k - r) % len(names)]], "allow_other_workers": True}
-                    changes.append(c.submit(train_slice, job, anchor, list(history), part, epoch,
-                                            before, words, k, key=task_key("train-round"),
-                                            **(where if names[0] else {})))
-                    before += words
-                if len(changes) > DIRECT_EXCHANGE:
-                    changes = [tree_reduce(c, combine, changes, "combine")]
-                history.append(changes)
-                rounds.append((epoch, [c.submit(change_totals, ch, key=task_key("change-totals"))
-                                       for ch in changes], submitted))
-                submitted += 1
-                pending[:] = [anchor, *fresh[:1], *previous,
-                              *(ch for round_ in history for ch in round_)]
-                if len(rounds) > 1:  # the client stays one round behind the workers
-                    account(*rounds.pop(0))
-                if not fresh and held * row_bytes >= ANCHOR_BYTES * weight_bytes:
-                    reanchor()
-                if saver and r + width < len(slices) and saver.due():
-                    save(epoch, r + width)
-            if saver:
-                save(epoch + 1, 0)
-        while rounds:
-            account(*rounds.pop(0))
-        reanchor(now=True)
-        final = _result(c, anchor)
-        c.run(release, plan.token)  # the workers' copies of this run's weights
-    finally:
-        bar.close()
-    model = Model(vocab, tree, np.array(final.syn0), np.array(final.syn1), s,
-                  extra={name: np.array(m) for name, m in zip(matrix_names, final.extra)})
-    model.epoch_loss = losses.means()
-    model.seconds = {**seconds, "train": time.perf_counter() - start}
+    model = run.train(progress)
+    model.seconds = {"count": counted, "train": time.perf_counter() - start}
     check_converging(model)
     return model
+
+
+class DaskRun:
+    """One run on a Dask cluster, in named steps (as gensim's training loop):
+    :meth:`plan` counts the shards and puts the job on the cluster; :meth:`train`
+    submits the rounds (:meth:`_submit_round`), counts each one's totals a round
+    later (:meth:`_account`), moves the workers to a new anchor when the changes
+    since the last grow large (:meth:`_reanchor`, :meth:`_use_fresh`), and saves
+    checkpoints (:meth:`_save`). ``pending`` holds the futures a Ctrl-C cancels."""
+
+    def __init__(self, c: Any, s: TrainSettings, pending: list, saver: Checkpoints | None,
+                 state: tuple[Model, Position] | None) -> None:
+        self.c, self.s, self.pending, self.saver, self.state = c, s, pending, saver, state
+
+    def plan(self, corpus: list[str], round_words: int | None, count_memory: int | None) -> None:
+        """Count the shards on the workers, make the vocabulary and the tree, cut
+        each epoch into slices, and put the job and the first weights on the cluster."""
+        c, s, state = self.c, self.s, self.state
+        shards = c.submit(list_shards, corpus, key=task_key("list-shards")).result()
+        counts = [c.submit(count_shard, path, i, s.threads, count_memory,
+                           key=task_key("count-shard")) for i, path in enumerate(shards)]
+        sizes = [c.submit(shard_size, path, n, key=task_key("shard-size"))
+                 for path, n in zip(shards, counts)]
+        self.pending += counts + sizes
+        total = tree_reduce(c, merge_shard_counts, counts, "merge-counts")
+        vocab, tokens, _ = c.submit(vocabulary, total, s.min_count, s.max_vocab,
+                                    key=task_key("vocabulary")).result()
+        sizes = c.gather(sizes)
+        del counts, total
+        self.pending.clear()
+        if tokens == 0:
+            raise HSW2VError(f"{describe(shards)}: the corpus is empty (no words)")
+        check_vocab(vocab, s.min_count, describe(shards))
+        if state and (vocab.words != state[0].words
+                      or list(vocab.counts) != list(state[0].vocab.counts)):
+            raise HSW2VError(f"{describe(shards)}: the corpus changed since the checkpoint was saved")
+        tree = state[0].tree if state else build_tree(s.tree, TreeInputs(vocab.words, vocab.counts, s))
+        self.vocab, self.tree = vocab, tree
+        self.matrix_names = list(model_kind(s.arch).matrices(len(vocab), s.dim, s))  # the kind's own
+        self.per_epoch = per_epoch = vocab.total
+        round_words = round_words or default_round_words(s, per_epoch)
+        self.slices = epoch_slices(shards, sizes, round_words, per_epoch / tokens)
+        self.job_plan = Job(uuid.uuid4().hex, vocab, tree, s, s.epochs * per_epoch,
+                            row_visits(vocab, tree, s))
+        self.job = on_cluster(c, self.job_plan, "job")
+        if state:
+            self.anchor = on_cluster(c, Anchor(0, state[0].vectors, state[0].node_vectors,
+                                               state[0].extra_matrices), "resumed-weights")
+        else:
+            self.anchor = c.submit(first_weights, self.job, key=task_key("first-weights"))
+        c.gather([c.submit(warm_up, self.job, key=task_key("warm-up"), workers=[w], pure=False)
+                  for w in c.scheduler_info()["workers"]])
+
+    def train(self, progress: bool) -> Model:
+        """Every round from the run's position to the end; the trained model."""
+        c, s, per_epoch = self.c, self.s, self.per_epoch
+        at = self.at = self.state[1] if self.state else Position(
+            per_epoch, False, loss_sum=[0.0] * s.epochs, examples=[0] * s.epochs)
+        self.done = at.words
+        self.losses = EpochLoss(at.loss_sum, at.examples)
+        self.alpha_at = LearningRate(s.alpha, s.min_alpha, s.epochs * per_epoch).at
+        self.rounds: list = []  # (epoch, totals futures, number) of rounds not yet counted
+        self.history: list[list] = []  # each round's changes since the anchor
+        self.previous: list = []  # the anchor before and the changes since, kept until
+        # every worker has run a round from the new anchor (and holds it): until then, a
+        # lost anchor is rebuilt from them
+        self.submitted = 0  # rounds submitted
+        self.first_from_anchor = 0  # the number of the first round from the newest anchor
+        self.held = 0  # rows of the changes since the newest anchor (as far as counted)
+        self.fresh: list = []  # a new anchor not yet used: its future, rounds of history it
+        # covers, and the number of rounds submitted when it was asked for
+        self.row_bytes = s.dim * np.dtype(STEP_TYPE).itemsize + 4  # a changed row's, as it travels
+        self.weight_bytes = (len(self.vocab) * s.dim
+                             + (self.tree.n_leaves - 1) * (s.dim + s.node_bias)) * 4
+        # Slices a round: fixed (and kept in checkpoints), so that a lost worker
+        # changes where the tasks run, never what they compute.
+        self.width = at.round_slices or max(1, len(c.scheduler_info()["workers"]))
+        self.bar = progress_bar(progress, total=s.epochs * per_epoch, initial=self.done,
+                                unit="word", unit_scale=True, desc="train", smoothing=0.1)
+        try:
+            for epoch in range(at.epoch, s.epochs):
+                first = at.blocks if epoch == at.epoch else 0
+                before = epoch * per_epoch + sum(words for _, words in self.slices[:first])
+                for r in range(first, len(self.slices), self.width):
+                    before = self._submit_round(epoch, r, before)
+                    if self.saver and r + self.width < len(self.slices) and self.saver.due():
+                        self._save(epoch, r + self.width)
+                if self.saver:
+                    self._save(epoch + 1, 0)
+            while self.rounds:
+                self._account(*self.rounds.pop(0))
+            self._reanchor(now=True)
+            final = _result(c, self.anchor)
+            c.run(release, self.job_plan.token)  # the workers' copies of this run's weights
+        finally:
+            self.bar.close()
+        model = Model(self.vocab, self.tree, np.array(final.syn0), np.array(final.syn1), s,
+                      extra={name: np.array(m) for name, m in zip(self.matrix_names, final.extra)})
+        model.epoch_loss = self.losses.means()
+        return model
+
+    def _submit_round(self, epoch: int, r: int, before: int) -> int:
+        """Submit the round of slices from ``r`` (``before``: the words planned before
+        it), count the round before it, and ask for a new anchor when due. Returns
+        the words planned before the next round."""
+        c = self.c
+        if self.fresh and self.submitted >= self.fresh[2] + ANCHOR_LAG:
+            self._use_fresh()
+        names = list(c.scheduler_info()["workers"]) or [None]
+        changes = []
+        for k in range(r, min(r + self.width, len(self.slices))):
+            part, words = self.slices[k]
+            where = {"workers": [names[(k - r) % len(names)]], "allow_other_workers": True}
+            changes.append(c.submit(train_slice, self.job, self.anchor, list(self.history), part,
+                                    epoch, before, words, k, key=task_key("train-round"),
+                                    **(where if names[0] else {})))
+            before += words
+        if len(changes) > DIRECT_EXCHANGE:
+            changes = [tree_reduce(c, combine, changes, "combine")]
+        self.history.append(changes)
+        self.rounds.append((epoch, [c.submit(change_totals, ch, key=task_key("change-totals"))
+                                    for ch in changes], self.submitted))
+        self.submitted += 1
+        self.pending[:] = [self.anchor, *self.fresh[:1], *self.previous,
+                           *(ch for round_ in self.history for ch in round_)]
+        if len(self.rounds) > 1:  # the client stays one round behind the workers
+            self._account(*self.rounds.pop(0))
+        if not self.fresh and self.held * self.row_bytes >= ANCHOR_BYTES * self.weight_bytes:
+            self._reanchor()
+        return before
+
+    def _account(self, epoch: int, totals: list, number: int) -> None:
+        """Add a counted round's words, losses and changed rows; advance the bar."""
+        raise_pending()
+        if number >= self.first_from_anchor:
+            self.previous.clear()
+        for n, loss, ex, rows in (_result(self.c, t) for t in totals):
+            self.losses.add(epoch, loss, ex)
+            self.done += n
+            self.held += rows
+            self.bar.update(min(n, self.bar.total - self.bar.n))
+        self.bar.set_postfix(alpha=f"{self.alpha_at(self.done):.5f}",
+                             loss=f"{self.losses.mean(epoch):.4f}",
+                             workers=len(self.c.scheduler_info()["workers"]), refresh=False)
+
+    def _reanchor(self, now: bool = False) -> None:
+        """Ask for the weights after the rounds so far, as one value; rounds take it
+        ANCHOR_LAG rounds later, or from now on with ``now``."""
+        self.fresh[:] = [self.c.submit(anchor_at, self.job, self.anchor, list(self.history),
+                                       key=task_key("anchor"), priority=-1),
+                         len(self.history), self.submitted]
+        self.held = 0
+        if now:
+            self._use_fresh()
+
+    def _use_fresh(self) -> None:
+        """Train from the new anchor on, keeping the old one until it is safe to drop."""
+        new, cut, _ = self.fresh
+        self.previous[:] = [self.anchor, *(ch for changes in self.history[:cut] for ch in changes)]
+        self.first_from_anchor = self.submitted
+        self.anchor, self.history = new, self.history[cut:]
+        self.fresh.clear()
+
+    def _save(self, epoch: int, next_slice: int) -> None:
+        """A checkpoint: every round submitted counted, the weights gathered."""
+        while self.rounds:
+            self._account(*self.rounds.pop(0))
+        self._reanchor(now=True)
+        w = _result(self.c, self.anchor)
+        self.saver.save(Model(self.vocab, self.tree, w.syn0, w.syn1, self.s,
+                              extra=dict(zip(self.matrix_names, w.extra))),
+                        Position(self.per_epoch, False, epoch, next_slice, 0, self.done,
+                                 self.at.loss_sum, self.at.examples, [], self.width))

@@ -27,10 +27,10 @@ from .schedule import EpochLoss, LearningRate
 
 
 def run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, position: Position,
-                spool: TokenSpool | None = None, type_ids: list[np.ndarray] | None = None,
-                checkpoints: Checkpoints | None = None, schedule: int | None = None,
-                table: WordTable | None = None, setup: KernelSetup | None = None,
-                whole_run: bool = True) -> tuple[list[float], float]:
+               spool: TokenSpool | None = None, type_ids: list[np.ndarray] | None = None,
+               checkpoints: Checkpoints | None = None, schedule: int | None = None,
+               table: WordTable | None = None, setup: KernelSetup | None = None,
+               whole_run: bool = True) -> tuple[list[float], float]:
     """Stream the corpus through the worker threads from ``position`` to the end of
     epoch ``s.epochs``; return each epoch's mean loss and the seconds from the
     threads' start to their end. The learning rate falls over ``schedule`` words
@@ -45,84 +45,90 @@ def run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, pos
     So does a ``whole_run`` (not one Dask round's slice) that trained no example.
     ``checkpoints`` saves the run at block boundaries, with every queued block trained.
     ``setup``: the run's :class:`KernelSetup`, if built before (else built here)."""
-    vocab = model.vocab
-    if spool is None:
-        table = table or WordTable(vocab.words)
-        table.encode(b"")  # loads the encoding kernel before LLVM's pages go (below)
-        epoch_blocks = lambda: map(table.encode, iter_blocks(path))
-    else:
-        spool.warm_up()
-        epoch_blocks = lambda: spool.blocks(type_ids)
-    k = setup or kernel_setup(model, s)
-    keep, kernel = k.keep, k.kernel
-    planned = schedule or s.epochs * position.per_epoch
-    losses = (EpochLoss(position.loss_sum, position.examples) if position.loss_sum
-              else EpochLoss.empty(s.epochs))
-    loss_sum, examples = losses.loss_sum, losses.examples
-    done = [position.words]
-    lock = threading.Lock()
-    jobs: queue.Queue = queue.Queue(maxsize=2 * s.threads)
-    failures: list[BaseException] = []
+    return Epochs(path, model, s, position, spool, type_ids, checkpoints, schedule, table,
+                  setup).run(progress, whole_run)
 
-    alpha_at = LearningRate(s.alpha, s.min_alpha, planned).at
 
-    weights = Weights(model.vectors, model.node_vectors, k.hot_nodes, k.hot_slot,
-                      model.extra_matrices)
-    paths, config = k.paths, k.config
-    states = [new_state((s.seed * 7919 + 17 * (t + 1)) % 2**64, BLOCK_BYTES // 2 + 2, s.window,
-                        k.longest, model.node_vectors[k.hot_nodes], model.extra_matrices)
-              for t in range(s.threads)]
-    for state, rng in zip(states, position.rng):
-        state.rng[0] = rng
+class Epochs:
+    """The epochs of one run (gensim's ``_job_producer`` and ``_worker_loop``): the
+    main thread produces blocks with their slice of the learning rate
+    (:meth:`_job_producer`), each worker thread trains them with its own
+    :class:`~hsw2v.training.state.State` (:meth:`_worker_loop`). See :func:`run_epochs`."""
 
-    def worker(state) -> None:
-        while True:
-            job = jobs.get()
-            try:
-                if job is None:
-                    return
-                if failures:
-                    continue
-                epoch, ids, ends, a0, a1 = job
-                if len(ids) > len(state.sentence):
-                    state = state._replace(sentence=np.empty(len(ids), dtype=np.int32),
-                                           positions=np.empty(len(ids), dtype=np.int64))
-                loss, n = kernel(ids, ends, len(ends), float(a0), float(a1), keep, weights, paths,
-                                 config, state, s.dim)
-                with lock:
-                    losses.add(epoch, loss, n)
-                    done[0] += len(ids)
-            except BaseException as e:  # noqa: BLE001 (re-raised by the main thread)
-                failures.append(e)
-            finally:
-                jobs.task_done()
+    def __init__(self, path: Source, model: Model, s: TrainSettings, position: Position,
+                 spool: TokenSpool | None, type_ids: list[np.ndarray] | None,
+                 checkpoints: Checkpoints | None, schedule: int | None,
+                 table: WordTable | None, setup: KernelSetup | None) -> None:
+        self.path, self.model, self.s, self.position = path, model, s, position
+        self.spool, self.type_ids, self.checkpoints = spool, type_ids, checkpoints
+        if spool is None:
+            self.table = table or WordTable(model.vocab.words)
+            self.table.encode(b"")  # loads the encoding kernel before LLVM's pages go (below)
+        else:
+            spool.warm_up()
+        self.setup = setup or kernel_setup(model, s)
+        self.planned = schedule or s.epochs * position.per_epoch
+        self.losses = (EpochLoss(position.loss_sum, position.examples) if position.loss_sum
+                       else EpochLoss.empty(s.epochs))
+        self.alpha_at = LearningRate(s.alpha, s.min_alpha, self.planned).at
+        self.weights = Weights(model.vectors, model.node_vectors, self.setup.hot_nodes,
+                               self.setup.hot_slot, model.extra_matrices)
+        self.states = [new_state((s.seed * 7919 + 17 * (t + 1)) % 2**64, BLOCK_BYTES // 2 + 2,
+                                 s.window, self.setup.longest,
+                                 model.node_vectors[self.setup.hot_nodes], model.extra_matrices)
+                       for t in range(s.threads)]
+        for state, rng in zip(self.states, position.rng):
+            state.rng[0] = rng
+        self.done = position.words  # words trained (by the workers, under the lock)
+        self.lock = threading.Lock()
+        self.jobs: queue.Queue = queue.Queue(maxsize=2 * s.threads)
+        self.failures: list[BaseException] = []
 
-    def save(epoch: int, blocks: int, epoch_words: int, words: int) -> None:
-        jobs.join()  # every queued block trained: the weights and states agree
-        if checkpoints is not None and not failures:
-            checkpoints.save(model, replace(position, epoch=epoch, blocks=blocks,
-                                            epoch_words=epoch_words, words=words,
-                                            loss_sum=loss_sum, examples=examples,
-                                            rng=[int(st.rng[0]) for st in states]))
+    def run(self, progress: bool, whole_run: bool = True) -> tuple[list[float], float]:
+        """Train from the position to the end; (each epoch's mean loss, seconds)."""
+        threads = [threading.Thread(target=self._worker_loop, args=(state,), daemon=True)
+                   for state in self.states]
+        start = time.perf_counter()
+        for t in threads:
+            t.start()
+        bar = progress_bar(progress, total=self.planned, initial=self.position.words,
+                           unit="word", unit_scale=True, desc="train", smoothing=0.1)
+        self.shown = self.position.words
+        try:
+            self._job_producer(bar)
+        finally:
+            if lock_free(self.jobs):  # else a signal left it locked: the threads are daemons
+                for _ in threads:
+                    self.jobs.put(None)
+                for t in threads:
+                    t.join()
+            self._refresh(bar)
+            bar.close()
+        seconds = time.perf_counter() - start
+        if self.failures:
+            raise self.failures[0]
+        self.position.words = self.done
+        if whole_run and self.losses.total_examples == 0:
+            raise HSW2VError(_nothing_trained(self.s, self.done))
+        return self.losses.means(), seconds
 
-    def changed(epoch: int, words: int, expected: int) -> HSW2VError:
-        return HSW2VError(f"{describe(path)}: the corpus changed since it was counted ({expected} "
-                          f"words in the vocabulary then, {words}+ in epoch {epoch + 1})")
+    def _epoch_blocks(self):
+        """(word ids, sentence ends) of each block of one epoch."""
+        if self.spool is None:
+            return map(self.table.encode, iter_blocks(self.path))
+        return self.spool.blocks(self.type_ids)
 
-    threads = [threading.Thread(target=worker, args=(state,), daemon=True) for state in states]
-    start = time.perf_counter()
-    for t in threads:
-        t.start()
-    bar = progress_bar(progress, total=planned, initial=position.words, unit="word",
-                       unit_scale=True, desc="train", smoothing=0.1)
-    shown = words = position.words
-    try:
+    def _job_producer(self, bar) -> None:
+        """Queue every block from the position on, each with its epoch and its slice
+        of the learning rate; check each epoch's words; save checkpoints."""
+        s, position = self.s, self.position
+        words = position.words
         for epoch in range(position.epoch, s.epochs):
             skip = position.blocks if epoch == position.epoch else 0
             blocks = epoch_words = 0
-            for ids, ends in epoch_blocks():
+            for ids, ends in self._epoch_blocks():
                 raise_pending()
-                if failures:
+                if self.failures:
                     break
                 if len(ids) == 0:
                     continue
@@ -130,37 +136,72 @@ def run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, pos
                 epoch_words += len(ids)
                 if blocks <= skip:  # trained before the checkpoint this run resumed
                     if blocks == skip and epoch_words != position.epoch_words:
-                        raise changed(epoch, epoch_words, position.epoch_words)
+                        raise self._changed(epoch, epoch_words, position.epoch_words)
                     continue
                 if position.exact and epoch_words > position.per_epoch:
-                    raise changed(epoch, epoch_words, position.per_epoch)
-                a0, a1 = alpha_at(words), alpha_at(words + len(ids))
+                    raise self._changed(epoch, epoch_words, position.per_epoch)
+                a0, a1 = self.alpha_at(words), self.alpha_at(words + len(ids))
                 words += len(ids)
-                jobs.put((epoch, ids, ends, a0, a1))
-                if checkpoints is not None and checkpoints.due():
-                    save(epoch, blocks, epoch_words, words)
-                shown = _refresh(bar, shown, done, losses, alpha_at, lock)
-            if failures:
+                self.jobs.put((epoch, ids, ends, a0, a1))
+                if self.checkpoints is not None and self.checkpoints.due():
+                    self._save(epoch, blocks, epoch_words, words)
+                self._refresh(bar)
+            if self.failures:
                 break
             if blocks < skip or (position.exact and epoch_words != position.per_epoch):
-                raise changed(epoch, epoch_words, position.per_epoch)
-            if checkpoints is not None:
-                save(epoch + 1, 0, 0, words)
-    finally:
-        if lock_free(jobs):  # else a signal left it locked: the threads are daemons
-            for _ in threads:
-                jobs.put(None)
-            for t in threads:
-                t.join()
-        _refresh(bar, shown, done, losses, alpha_at, lock)
-        bar.close()
-    seconds = time.perf_counter() - start
-    if failures:
-        raise failures[0]
-    position.words = done[0]
-    if whole_run and losses.total_examples == 0:
-        raise HSW2VError(_nothing_trained(s, done[0]))
-    return losses.means(), seconds
+                raise self._changed(epoch, epoch_words, position.per_epoch)
+            if self.checkpoints is not None:
+                self._save(epoch + 1, 0, 0, words)
+
+    def _worker_loop(self, state) -> None:
+        """Train queued blocks until a None comes; after a failure, drain the queue."""
+        k, s = self.setup, self.s
+        while True:
+            job = self.jobs.get()
+            try:
+                if job is None:
+                    return
+                if self.failures:
+                    continue
+                epoch, ids, ends, a0, a1 = job
+                if len(ids) > len(state.sentence):
+                    state = state._replace(sentence=np.empty(len(ids), dtype=np.int32),
+                                           positions=np.empty(len(ids), dtype=np.int64))
+                loss, n = k.kernel(ids, ends, len(ends), float(a0), float(a1), k.keep,
+                                   self.weights, k.paths, k.config, state, s.dim)
+                with self.lock:
+                    self.losses.add(epoch, loss, n)
+                    self.done += len(ids)
+            except BaseException as e:  # noqa: BLE001 (re-raised by the main thread)
+                self.failures.append(e)
+            finally:
+                self.jobs.task_done()
+
+    def _save(self, epoch: int, blocks: int, epoch_words: int, words: int) -> None:
+        """A checkpoint at this block boundary, once every queued block is trained."""
+        self.jobs.join()  # every queued block trained: the weights and states agree
+        if self.checkpoints is not None and not self.failures:
+            losses = self.losses
+            self.checkpoints.save(self.model, replace(
+                self.position, epoch=epoch, blocks=blocks, epoch_words=epoch_words, words=words,
+                loss_sum=losses.loss_sum, examples=losses.examples,
+                rng=[int(st.rng[0]) for st in self.states]))
+
+    def _changed(self, epoch: int, words: int, expected: int) -> HSW2VError:
+        return HSW2VError(f"{describe(self.path)}: the corpus changed since it was counted "
+                          f"({expected} words in the vocabulary then, {words}+ in epoch {epoch + 1})")
+
+    def _refresh(self, bar) -> None:
+        """Advance the bar to the words trained so far; show alpha and the running
+        loss of the latest epoch that has trained examples."""
+        with self.lock:
+            now = self.done
+            epoch, loss = self.losses.latest()
+        if now > self.shown:
+            bar.set_postfix(epoch=epoch + 1, alpha=f"{self.alpha_at(now):.5f}",
+                            loss=f"{loss:.4f}", refresh=False)
+            bar.update(now - self.shown)
+            self.shown = now
 
 
 def _nothing_trained(s: TrainSettings, words: int) -> str:
@@ -174,16 +215,3 @@ def _nothing_trained(s: TrainSettings, words: int) -> str:
     else:
         why = "no word has another within its line"
     return f"nothing was trained: {why}"
-
-
-def _refresh(bar, shown, done, losses, alpha_at, lock) -> int:
-    """Advance the bar to the words trained so far; show alpha and the running loss
-    of the latest epoch that has trained examples."""
-    with lock:
-        now = done[0]
-        epoch, loss = losses.latest()
-    if now > shown:
-        bar.set_postfix(epoch=epoch + 1, alpha=f"{alpha_at(now):.5f}", loss=f"{loss:.4f}",
-                        refresh=False)
-        bar.update(now - shown)
-    return now
