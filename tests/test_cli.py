@@ -378,12 +378,12 @@ def test_help_names_every_compression_the_reader_reads():
     """Each command whose help names a compressed format names all that the reader opens."""
     import click
 
-    from hsw2v.text.reader import COMPRESSED
+    from hsw2v.text.reader import openers
 
     for name, command in cli.commands.items():
         text = command.get_help(click.Context(command, info_name=name))
-        if any(ext in text for ext in COMPRESSED):
-            missing = [ext for ext in COMPRESSED if ext not in text]
+        if any(ext in text for ext in openers):
+            missing = [ext for ext in openers if ext not in text]
             assert not missing, f"hsw2v {name} --help omits {missing}"
 
 

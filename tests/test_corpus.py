@@ -448,3 +448,26 @@ def test_shards_of_several_blocks_count_as_their_concatenation(tmp_path):
     va, vb = a.to_vocab(1, None), b.to_vocab(1, None)
     assert va.words == vb.words  # ties keep the order of first occurrence either way
     assert np.array_equal(huffman(va.counts).children, huffman(vb.counts).children)
+
+
+def test_a_new_input_format_is_one_entry_in_the_openers_table(tmp_path, monkeypatch):
+    """An input format joins by one entry of ``text.reader.openers`` (here .xz, through
+    the standard library's lzma): counting reads it like the plain text, and the Dask
+    engine's shards take it whole, as the entry says, while plain text is sized in bytes."""
+    import lzma
+
+    from hsw2v.distributed.driver import shard_size
+    from hsw2v.text import reader
+
+    text = b"the cat sat on the mat\nthe dog sat\n" * 50
+    (tmp_path / "c.txt").write_bytes(text)
+    (tmp_path / "c.txt.xz").write_bytes(lzma.compress(text))
+    monkeypatch.setitem(reader.openers, ".xz",
+                        reader.Opener(lambda path: lzma.open(path, "rb"), slices=False))
+    plain = count_words(str(tmp_path / "c.txt"), progress=False)
+    packed = count_words(str(tmp_path / "c.txt.xz"), progress=False)
+    words = lambda c: {c.word(i): int(c.counts[i]) for i in range(len(c))}
+    assert words(packed) == words(plain) == {w.decode(): n for w, n in Counter(text.split()).items()}
+    assert shard_size(str(tmp_path / "c.txt.xz"), packed) == (packed.tokens, -1)
+    assert shard_size(str(tmp_path / "c.txt"), plain) == (plain.tokens, len(text))
+

@@ -53,7 +53,7 @@ from ..runs.common import carried_settings, check_converging, check_vocab
 from ..settings import CONNECT_SECONDS, TrainSettings, available_cores
 from ..system.progress import progress_bar
 from ..system.signals import raise_pending
-from ..text.reader import COMPRESSED, Slice, corpus_files, describe, is_url
+from ..text.reader import Slice, corpus_files, describe, reads_in_slices
 from ..text.tokens import TypeArrays
 from ..training.kinds import model_kind
 from ..trees.registry import TreeInputs, build_tree, tree_builders
@@ -101,7 +101,7 @@ def count_shard(path: str, index: int, threads: int, memory: int | None) -> Word
 def shard_size(path: str, counts: WordCounts) -> tuple[int, int]:
     """A shard's tokens and its size in bytes; -1 for a shard read whole: compressed,
     or a URL (a server need not answer range requests)."""
-    if path.endswith(COMPRESSED) or is_url(path):
+    if not reads_in_slices(path):
         return counts.tokens, -1
     return counts.tokens, os.path.getsize(path)
 

@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, BinaryIO, NamedTuple
 
@@ -49,14 +49,7 @@ def open_corpus(path: str) -> Iterator[BinaryIO]:
     if os.path.isdir(path):
         raise HSW2VError(f"{path}: is a directory, not a corpus file")
     try:
-        if path.endswith(".gz"):
-            f = gzip.open(path, "rb")  # noqa: SIM115 (closed by the with below)
-        elif path.endswith(".bz2"):
-            f = bz2.open(path, "rb")  # noqa: SIM115
-        elif path.endswith(".zst"):
-            f = _open_zstd(path)
-        else:
-            f = open(path, "rb", buffering=0)  # noqa: SIM115
+        f = opener_of(path).open(path)
     except FileNotFoundError:
         raise HSW2VError(f"{path}: no such file") from None
     except OSError as e:
@@ -125,7 +118,39 @@ def _why_not_found(e: BaseException) -> str:
     return "no such file"
 
 
-COMPRESSED = (".gz", ".bz2", ".zst")
+class Opener(NamedTuple):
+    """How to read one kind of corpus file: ``open(path)`` gives its text's bytes
+    (closed by the caller); ``slices`` says whether its words can be read in byte
+    ranges (:class:`Slice`: the Dask engine's slices and shards sized in bytes),
+    which a compressed file's cannot."""
+
+    open: Callable[[str], BinaryIO]
+    slices: bool
+
+
+PLAIN = Opener(lambda path: open(path, "rb", buffering=0), slices=True)  # noqa: SIM115
+"""A file with none of the suffixes of :data:`openers`: plain UTF-8 text."""
+
+openers: dict[str, Opener] = {
+    ".gz": Opener(lambda path: gzip.open(path, "rb"), slices=False),  # noqa: SIM115
+    ".bz2": Opener(lambda path: bz2.open(path, "rb"), slices=False),  # noqa: SIM115
+    ".zst": Opener(_open_zstd, slices=False),
+}
+"""Corpus files by suffix: the extension point for inputs. A new format is an entry
+here (its opener, and whether it can be read in byte ranges); reading, counting,
+the Dask engine's shards and slices all ask :func:`opener_of`. URLs are read through
+fsspec, which decompresses by the same suffixes, and whole."""
+
+
+def opener_of(path: str) -> Opener:
+    """The :class:`Opener` of a local corpus file ``path``, by its suffix."""
+    return next((o for suffix, o in openers.items() if path.endswith(suffix)), PLAIN)
+
+
+def reads_in_slices(path: str) -> bool:
+    """Whether ``path``'s words can be read in byte ranges: a local file whose
+    opener can (a server need not answer range requests, so not a URL)."""
+    return not is_url(path) and opener_of(path).slices
 
 
 class Slice(NamedTuple):
@@ -318,7 +343,7 @@ def _file_blocks(path: str, block_bytes: int, part: Slice | None = None) -> Iter
 def _open_slice(part: Slice) -> Iterator[BinaryIO]:
     """The bytes of ``part``'s words, from the start of its first word to the end of
     its last (see :class:`Slice`), as a file positioned at that start."""
-    if part.path.endswith(COMPRESSED):
+    if not is_url(part.path) and not opener_of(part.path).slices:
         raise HSW2VError(f"{part.path}: a compressed file is read whole, not in slices")
     with _open_url(part.path, compression=None) if is_url(part.path) else open_corpus(part.path) as f:
         start, end = _word_start(f, part.start, part.path), _word_start(f, part.end, part.path)
