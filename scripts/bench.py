@@ -58,12 +58,13 @@ def child(system: str, corpus: str, out: str, arch: str, epochs: int, threads: i
                          window=5, min_count=5, sample=1e-3, epochs=epochs, workers=threads,
                          alpha=alpha, seed=seed)
         model.wv.save_word2vec_format(out)
-    elif system == "word2vec.c":
+    elif system.startswith("word2vec.c"):
         subprocess.run([binary, "-train", corpus, "-output", out, "-cbow", str(int(not sg)),
                         "-size", "100", "-window", "5", "-sample", "1e-3", "-hs", "1",
                         "-negative", "0", "-threads", str(threads), "-iter", str(epochs),
                         "-min-count", "5", "-alpha", str(alpha), "-binary", "0"],
-                       check=True, stdout=subprocess.DEVNULL)
+                       check=True, stdout=subprocess.DEVNULL,
+                       env={**os.environ, "W2V_SEED": str(seed)})
     elif system == "fasttext":
         import fasttext
 
@@ -195,12 +196,40 @@ int main(int argc, char **argv) {
 """
 
 
-def build_word2vec(build_dir: Path, cpu: str = "native") -> str:
+SEEDED = [
+    # the generators start from the thread's number (and 1 for the first vectors) plus
+    # a multiple of the run's seed, W2V_SEED (0: word2vec.c's own start) …
+    ("unsigned long long next_random = (long long)id;",
+     "unsigned long long next_random = (long long)id + 1000ULL * (unsigned long long)"
+     "atoll(getenv(\"W2V_SEED\") ? getenv(\"W2V_SEED\") : \"0\");"),
+    ("unsigned long long next_random = 1;",
+     "unsigned long long next_random = 1 + 7777ULL * (unsigned long long)"
+     "atoll(getenv(\"W2V_SEED\") ? getenv(\"W2V_SEED\") : \"0\");"),
+    # … and a thread that reached the end of the file reads its next epoch (word2vec.c
+    # never clears eof after rewinding: the thread would skip every epoch it has left)
+    ("      sentence_length = 0;\n      fseek(fi, file_size",
+     "      sentence_length = 0;\n      eof = 0;\n      fseek(fi, file_size"),
+]
+"""``word2vec.c-seeded``: word2vec.c with its seed taken from the run and its
+end-of-file rewind mended (the peers page's "six runs are one seed"), applied to a
+copy in the build directory."""
+
+
+def build_word2vec(build_dir: Path, cpu: str = "native", seeded: bool = False) -> str:
     """Compile ../shared/peers/word2vec/word2vec.c with its makefile's flags (``cpu``
-    replaces -march=native)."""
-    binary = build_dir / "word2vec"
+    replaces -march=native); ``seeded``: with the edits of :data:`SEEDED`."""
+    source = WORD2VEC_SRC / "word2vec.c"
+    binary = build_dir / ("word2vec-seeded" if seeded else "word2vec")
+    if seeded:
+        text = source.read_text()
+        for old, new in SEEDED:
+            if text.count(old) != 1:
+                sys.exit(f"bench.py: word2vec.c no longer has {old!r} once")
+            text = text.replace(old, new)
+        source = build_dir / "word2vec-seeded.c"
+        source.write_text(text)
     flags = [f"-march={cpu}" if f == "-march=native" else f for f in CFLAGS]
-    subprocess.run(["gcc", str(WORD2VEC_SRC / "word2vec.c"), "-o", str(binary), *flags], check=True)
+    subprocess.run(["gcc", str(source), "-o", str(binary), *flags], check=True)
     return str(binary)
 
 
@@ -365,7 +394,9 @@ def main() -> None:
     p.add_argument("--epochs", type=int, help="default: 1 for skip-gram, 3 for CBOW")
     p.add_argument("--runs", type=int, default=2, help="runs per system (alternating)")
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--systems", default="hsw2v,gensim")
+    p.add_argument("--systems", default="hsw2v,gensim",
+                   help="of hsw2v, gensim, word2vec.c, word2vec.c-seeded (its seed from the "
+                        "run, its end-of-file rewind mended) and fasttext")
     p.add_argument("--peers", action="store_true",
                    help="every peer: hsw2v, gensim, word2vec.c and fastText (sets --systems)")
     p.add_argument("--cpu", help="compile for this CPU model instead of this machine's: hsw2v's "
@@ -424,7 +455,7 @@ def main() -> None:
     corpora = {s: a.corpus for s in systems}
     if "gensim" in systems:
         corpora["gensim"] = line_broken_copy(a.corpus, workdir)
-    for s in ("word2vec.c", "fasttext"):
+    for s in ("word2vec.c", "word2vec.c-seeded", "fasttext"):
         if s in systems:
             corpora[s] = plain_copy(a.corpus, workdir)
     jobs = [(a.arch, a.epochs)] if a.arch else [("skipgram", 1), ("cbow", 3)]
@@ -435,7 +466,8 @@ def main() -> None:
     tokens = sum(len(block.split()) for block in iter_blocks(a.corpus))  # in or out of vocab
     raw = []
     with tempfile.TemporaryDirectory() as build:
-        binary = build_word2vec(Path(build), a.cpu or "native") if "word2vec.c" in systems else None
+        binaries = {s: build_word2vec(Path(build), a.cpu or "native", s.endswith("-seeded"))
+                    for s in systems if s.startswith("word2vec.c")}
         peak = a.peak_gfma * 1e9 if a.peak_gfma else fma_peak(Path(build), cpu=a.cpu or "native")
         if "hsw2v" in systems:
             warm_up(a.cpu)
@@ -447,8 +479,8 @@ def main() -> None:
             results = {s: [] for s in systems}
             for r in range(a.runs):
                 for s in systems:
-                    res = run_once(s, corpora[s], arch, epochs, a.threads, r + 1, workdir, binary,
-                                   a.cpu)
+                    res = run_once(s, corpora[s], arch, epochs, a.threads, r + 1, workdir,
+                                   binaries.get(s), a.cpu)
                     res["words_per_s"] = tokens * epochs / res["wall"]
                     results[s].append(res)
                     print(f"# {arch} run {r + 1} {s}: " + json.dumps(res), file=sys.stderr,
