@@ -200,10 +200,11 @@ def _make_tree(path: Source, vocab: Vocab, s: TrainSettings, tree_from: Model | 
     """The tree ``s.tree`` asks for, from its builder in the registry. A builder that
     learns from a model's context vectors uses ``tree_from``; without it, a first
     pass over a Huffman tree trains that model (one-shot)."""
-    builder = tree_builder(tree_for(s.tree, tree_from is not None))
+    kind = tree_for(s.tree, tree_from is not None)
+    builder = tree_builder(kind)
     if builder.learns_from_model and tree_from is None:
         defaults = TrainSettings()
         first = {**asdict(s), "tree": "huffman",
                  **{k: getattr(defaults, k) for k in builder.settings}}
         tree_from = train_locally(path, vocab=vocab, progress=progress, **first)
-    return build_tree(s.tree, TreeInputs(vocab.words, vocab.counts, s, tree_from, path))
+    return build_tree(kind, TreeInputs(vocab.words, vocab.counts, s, tree_from, path))
