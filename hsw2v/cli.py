@@ -13,6 +13,7 @@ import sys
 import time
 import warnings
 from collections.abc import Iterable
+from functools import partial
 
 import click
 
@@ -481,27 +482,60 @@ def predict(context: tuple[str, ...], model_path: str | None, topn: int, as_json
 @click.option("--model", "model_path",
               help=f"A model saved by hsw2v train [{DEFAULT_MODEL}].")
 @click.option("--window", type=int, help="Context width [the model's training window].")
+@click.option("--threads", type=int, help="Blocks scored at once [every core].")
+@click.option("--per-line", is_flag=True, help="A language model: write each line's log10 "
+              "probability, its tokens (</s> counted) and its OOVs, tab-separated, to stdout as "
+              "the text streams; the totals go to stderr.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def score(corpus: str, model_path: str | None, window: int | None, as_json: bool) -> None:
-    """Held-out mean -log P(target | context) and perplexity of a model on CORPUS.
+def score(corpus: str, model_path: str | None, window: int | None, threads: int | None,
+          per_line: bool, as_json: bool) -> None:
+    """Held-out perplexity of a model on CORPUS.
 
-    The window is used at full width (no random shrink) and nothing is subsampled,
-    so two models are comparable on the same file. Skip-gram counts one example per
-    (centre, context) pair, CBOW one per centre word, LBL one per token (its
-    perplexity is per token). Unknown words are dropped before contexts form.
+    A language model (--arch lbl) counts as KenLM's query does: each line ends with
+    a predicted </s>, a word outside the vocabulary is <unk>, and the perplexity is
+    given with and without the OOVs. The embedding kinds give the mean -log P of
+    their examples (skip-gram: each (centre, context) pair; CBOW: each centre word),
+    with the window at full width and nothing subsampled, so that two models are
+    comparable on the same file; they drop unknown words.
     CORPUS: plain, .gz, .bz2 or .zst UTF-8 text, or - for stdin.
     """
     from .evaluation.scoring import score as run
     from .model.model import load_model
 
+    if threads is not None and threads < 1:
+        raise HSW2VError(f"--threads must be at least 1, got {threads}")
     model = load_model(model_path or default_model())
+    if per_line and not model.vocab.markers:
+        raise HSW2VError("--per-line needs a language model whose lines end with </s> "
+                         "(one trained with --arch lbl by this version)")
+    out = sys.stdout
+
+    def write(line) -> None:
+        out.write(f"{line.log10_prob:.6f}\t{line.tokens}\t{line.oov}\n")
+
     with CompileWatch(True), about(f"the {model.arch} scoring kernels for dim {model.dim}"):
-        result = run(model, corpus, window)
-    _emit(result, as_json, [
-        f"mean -log P: {result['loss']:.4f} nats",
-        f"perplexity: {result['perplexity']:.2f}",
-        (f"examples: {result['examples']} ({result['words']} words in the vocabulary, "
-         f"{result['dropped']} unknown dropped; {result['arch']}, window {result['window']})")])
+        result = run(model, corpus, window, threads, write if per_line else None)
+    if per_line:
+        out.flush()
+    echo = partial(click.echo, err=per_line)
+    if as_json:
+        echo(json.dumps(_strict_json(result), allow_nan=False))
+    elif model.vocab.markers:
+        for line in [
+                f"perplexity: {result['perplexity']:.2f} (OOVs included)",
+                f"perplexity without OOVs: {result['perplexity_without_oov']:.2f}",
+                f"log10 probability: {result['log10_prob']:.4f}",
+                f"tokens: {result['tokens']} ({result['lines']} lines, </s> counted), "
+                f"OOVs: {result['oov']} (scored as <unk>); {result['arch']}, "
+                f"window {result['window']}"]:
+            echo(line)
+    else:
+        for line in [
+                f"mean -log P: {result['loss']:.4f} nats",
+                f"perplexity: {result['perplexity']:.2f}",
+                (f"examples: {result['examples']} ({result['words']} words in the vocabulary, "
+                 f"{result['dropped']} unknown dropped; {result['arch']}, window {result['window']})")]:
+            echo(line)
 
 
 @cli.command()

@@ -40,3 +40,27 @@ def test_an_old_checkpoint_loads_and_resumes(arch):
                           progress=False)
     assert np.array_equal(resumed.vectors, final.vectors)  # nothing was left to train
     assert resumed.words == final.words
+
+
+MARKERLESS = REPO / "tests" / "data" / "before-sentence-markers"
+"""An LBL model saved before a language model's vocabulary held <unk> and </s>
+(``lbl-model.npz``: ``--arch lbl --window 3 --dim 8 --min-count 3 --epochs 2`` on
+``tiny.txt``, by the version before them)."""
+
+
+def test_an_lbl_model_from_before_the_sentence_markers_loads_predicts_and_scores(tmp_path):
+    model = hsw2v.load_model(str(MARKERLESS / "lbl-model.npz"))
+    assert model.arch == "lbl" and not model.vocab.markers
+    assert "<unk>" not in model and "</s>" not in model
+    probs = np.exp(model.all_log_probs(["w1", "w2"]))
+    assert probs.sum() == pytest.approx(1.0, abs=1e-4)
+    assert model.predict(["w1", "w2"], 1)[0][0] == model.words[int(np.argmax(probs))]
+    held = tmp_path / "held.txt"
+    held.write_text("w1 qqzzx w0 w1\nzzqqx\n")
+    got = hsw2v.score(model, str(held))  # its own conventions: unknown words dropped, no </s>
+    known = [w for w in "w1 qqzzx w0 w1".split() if w in model]
+    assert got["examples"] == len(known) and got["dropped"] == 2 and "oov" not in got
+    want = -sum(model.log_prob(w, known[:i]) for i, w in enumerate(known)) / len(known)
+    assert got["loss"] == pytest.approx(want, rel=1e-5)
+    further = hsw2v.train(str(OLD / "tiny.txt"), init_model=model, epochs=1, progress=False)
+    assert further.words == model.words and not further.vocab.markers

@@ -31,7 +31,8 @@ def test_blocks_keep_every_word(tmp_path, block):
     path = tmp_path / "c.txt"
     path.write_bytes(text.encode())
     blocks = list(iter_blocks(str(path), block_bytes=block))
-    assert b"".join(blocks) == text.encode()
+    last_line_open = bool(text.rsplit("\n", 1)[-1].strip())  # words after the last newline
+    assert b"".join(blocks) == text.encode() + (b"\n" if last_line_open else b"")
     for b in blocks[:-1]:
         assert b[-1:].isspace()
     counts = count_words(str(path))
@@ -39,6 +40,21 @@ def test_blocks_keep_every_word(tmp_path, block):
     assert counts.as_dict() == Counter(text.split())
     # ids follow first occurrence
     assert [counts.word(i) for i in range(len(counts))] == list(dict.fromkeys(text.split()))
+
+
+@pytest.mark.parametrize("block", [64, 1000])
+def test_blocks_keep_lines_whole(tmp_path, block):
+    """A block ends at a newline where one lies in its second half, so lines shorter
+    than half a block are never cut; blocks stay near the size asked for."""
+    rng = np.random.default_rng(block)
+    lines = [" ".join(f"w{k}" for k in rng.integers(0, 50, rng.integers(0, block // 8)))
+             for _ in range(300)]
+    path = tmp_path / "c.txt"
+    path.write_text("\n".join(lines))  # (no newline after the last line)
+    blocks = list(iter_blocks(str(path), block_bytes=block))
+    assert all(b.endswith(b"\n") for b in blocks)
+    assert max(len(b) for b in blocks) <= block
+    assert [ln for b in blocks for ln in b.decode().split("\n")[:-1]] == lines
 
 
 def test_long_line_is_streamed(tmp_path, monkeypatch):

@@ -185,30 +185,51 @@ def test_predict_is_the_exact_top_of_the_file_models_distribution(lm):
 
 
 def test_score_is_the_per_token_perplexity_of_the_file_model(lm, tmp_path):
+    """KenLM's conventions, from the file's arrays: an unknown word is <unk> (target
+    and context), every line ends with a predicted </s>, an empty line too; the
+    perplexity with and without the OOVs, the totals and each line's log10 P."""
     arrays, settings, words = file_model(lm.path)
     index = {w: i for i, w in enumerate(words)}
+    assert "<unk>" in index and "</s>" in index
     text = ["the city of london is the capital qqzzx of england",
-            "qqzzx", "in one nine nine zero the war ended", "he said"]
-    (tmp_path / "held.txt").write_text("\n".join(text) + "\n")
-    total, n, dropped = 0.0, 0, 0
+            "qqzzx", "in one nine nine zero the war ended", "", "he said"]
+    (tmp_path / "held.txt").write_text("\n".join(text))  # (the last line without its newline)
+    total, n, oov, oov_nats, per_line = 0.0, 0, 0, 0.0, []
     for line in text:
-        ids = [index[w] for w in line.split() if w in index]
-        dropped += len(line.split()) - len(ids)
-        for i, w in enumerate(ids):  # every kept token, from the ones before it in its line
-            total -= file_log_probs(arrays, settings, file_h(arrays, settings, ids[:i]))[w]
-            n += 1
+        ids = [index.get(w, index["<unk>"]) for w in line.split()] + [index["</s>"]]
+        nats = 0.0
+        for i, w in enumerate(ids):  # every token, from the ones before it in its line
+            nats -= file_log_probs(arrays, settings, file_h(arrays, settings, ids[:i]))[w]
+            if w == index["<unk>"]:
+                oov += 1
+                oov_nats -= file_log_probs(arrays, settings, file_h(arrays, settings, ids[:i]))[w]
+        total += nats
+        n += len(ids)
+        per_line.append((-nats / np.log(10), len(ids), sum(w not in index for w in line.split())))
+        assert lm.log_prob(line) == pytest.approx(-nats, rel=1e-5)
     got = hsw2v.score(lm, str(tmp_path / "held.txt"))
-    assert got["examples"] == n and got["dropped"] == dropped == 2
-    assert got["loss"] == pytest.approx(total / n, rel=1e-5)
+    assert (got["tokens"], got["oov"], got["lines"]) == (n, oov, len(text)) == (26, 2, 5)
+    assert got["perplexity"] == pytest.approx(np.exp(total / n), rel=1e-5)
+    assert got["perplexity_without_oov"] == pytest.approx(np.exp((total - oov_nats) / (n - oov)),
+                                                          rel=1e-5)
+    assert got["log10_prob"] == pytest.approx(-total / np.log(10), rel=1e-5)
+    r = run_hsw2v(tmp_path, "score", "held.txt", "--model", lm.path, "--per-line")
+    assert r.returncode == 0, r.stderr
+    rows = [line.split("\t") for line in r.stdout.splitlines()]
+    assert [(int(t), int(o)) for _, t, o in rows] == [(t, o) for _, t, o in per_line]
+    np.testing.assert_allclose([float(p) for p, _, _ in rows], [p for p, _, _ in per_line],
+                               rtol=1e-5, atol=2e-6)
+    assert "perplexity without OOVs" in r.stderr
     r = run_hsw2v(tmp_path, "score", "held.txt", "--model", lm.path, "--json")
-    assert r.returncode == 0 and json.loads(r.stdout)["examples"] == n, r.stderr
+    assert r.returncode == 0 and json.loads(r.stdout)["tokens"] == n, r.stderr
     with pytest.raises(HSW2VError, match="predicts from its 3 preceding words"):
         hsw2v.score(lm, str(tmp_path / "held.txt"), window=5)
 
 
 @pytest.mark.parametrize("full", [False, True])
 def test_a_fixed_word_cycle_is_learned(tmp_path, full):
-    """Lines of a repeating cycle of 8 words: after three of them the next is certain."""
+    """Lines of 12 words of a repeating cycle of 8: after three of them the next is
+    certain, but for the tenth such context of a line, which ends it (</s>)."""
     cycle = ["a", "b", "c", "d", "e", "f", "g", "h"]
     lines = [" ".join(cycle[(k + i) % 8] for i in range(12)) for k in range(400)]
     (tmp_path / "cycle.txt").write_text("\n".join(lines) + "\n")
@@ -218,7 +239,7 @@ def test_a_fixed_word_cycle_is_learned(tmp_path, full):
     for k in range(8):
         context = [cycle[(k + i) % 8] for i in range(3)]
         word, p = m.predict(context, 1)[0]
-        assert word == cycle[(k + 3) % 8] and p > 0.9, (context, word, p)
+        assert word == cycle[(k + 3) % 8] and p > 0.85, (context, word, p)
 
 
 def test_every_tree_kind_trains_an_lbl(tmp_path, lm):
@@ -288,7 +309,6 @@ def test_the_cli_trains_predicts_and_refuses_bad_input(tmp_path):
           "--window", "1000", "-o", "keep.txt"), "372.5 GiB of position matrices"),
         (("train", "c.txt", "--position-weights", "full", "-o", "keep.txt"),
          "--position-weights goes with --arch lbl"),
-        (("predict", "--model", "m.npz", "qqq", "zzz"), "no known context word"),
         (("train", "c.txt", "--arch", "lbl", "--init-model", "v.txt", "-o", "keep.txt"),
          "v.txt"),
         (("train", "c.txt", "--arch", "lbl", "--tree", "semantic", "--tree-from", "v.txt",

@@ -44,6 +44,8 @@ class WordCounts:
     tokens: int
     n_types: int
     table_ids: list[np.ndarray] = field(default_factory=list)
+    lines: int = 0
+    """Lines, empty ones included (a last line without its newline counts)."""
 
     def __len__(self) -> int:
         return len(self.counts)
@@ -67,10 +69,12 @@ class WordCounts:
         ids[kept] = np.arange(len(kept), dtype=np.int32)
         return ids
 
-    def spool_ids(self, ids: np.ndarray) -> list[np.ndarray]:
-        """``ids`` (one per word here) as each counting table's types see them, for
-        :meth:`TokenSpool.blocks`."""
-        padded = np.append(ids, np.int32(-1))  # index -1: a dropped type stays dropped
+    def spool_ids(self, ids: np.ndarray, unknown: int = -1) -> list[np.ndarray]:
+        """``ids`` (one per word here, -1 for one left out) as each counting table's
+        types see them, for :meth:`TokenSpool.blocks`; with ``unknown`` ≥ 0 a word
+        left out, or not kept by the counting pass, takes that id."""
+        ids = np.where(ids >= 0, ids, np.int32(unknown)).astype(np.int32)
+        padded = np.append(ids, np.int32(unknown))  # index -1: a type the counting pass left out
         return [padded[t] for t in self.table_ids]
 
     def _kept(self, min_count: int, max_vocab: int | None) -> np.ndarray:
@@ -116,7 +120,7 @@ def count_words(path: Source, progress: bool = False, spool: TokenSpool | None =
     spills: list[Spill] = []
     blocks = enumerate(read_ahead(iter_blocks(path, block_bytes), depth=2 + threads))
     lock, turn = threading.Lock(), threading.Condition()
-    written, tokens, generations = [0], [0], [threads]
+    written, tokens, lines, generations = [0], [0], [0], [threads]
     failures: list[BaseException] = []
 
     def work(t: int, bar) -> None:
@@ -151,6 +155,7 @@ def count_words(path: Source, progress: bool = False, spool: TokenSpool | None =
                         spool.write(codes[:k], table.generation)
                     written[0] += 1
                     tokens[0] += n
+                    lines[0] += block.count(b"\n")
                     turn.notify_all()
                     bar.update(n)
         except BaseException as e:  # noqa: BLE001 (re-raised by the calling thread)
@@ -188,7 +193,7 @@ def count_words(path: Source, progress: bool = False, spool: TokenSpool | None =
                          f"min-count {min_count}; raise it")
     none = np.empty(0, dtype=np.int32)  # a table that counted nothing
     table_ids = [merged.table_ids.get(g, none) for g in range(generations[0])]
-    return WordCounts(*merged.types, tokens[0], merged.n_types, table_ids)
+    return WordCounts(*merged.types, tokens[0], merged.n_types, table_ids, lines[0])
 
 
 def spool_directory(spool: TokenSpool | None) -> str | None:
@@ -258,10 +263,12 @@ class TokenSpool:
         return st.f_bavail * st.f_frsize
 
     def blocks(self, type_ids: list[np.ndarray], chunk: int = 4 << 20, at: int = 0, first: int = 0,
-               count: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+               count: int | None = None, line_end: int = -1
+               ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """(word ids, sentence ends) of each block, as :meth:`WordTable.encode` gives
         them for the block's text; ``type_ids[t]`` maps the type ids of counting
-        table t to word ids or -1 (see :meth:`WordCounts.spool_ids`). The file is
+        table t to word ids or -1 (see :meth:`WordCounts.spool_ids`), and
+        ``line_end`` ≥ 0 ends every line (a language model's ``</s>``). The file is
         read ``chunk`` bytes at a time (more for a longer block). Without the
         other arguments, every block; else ``count`` blocks from block ``first``,
         which starts at byte ``at``."""
@@ -272,7 +279,8 @@ class TokenSpool:
         block, last = first, len(self.tables) if count is None else first + count
         while block < last:
             nxt, n_ids, n_sents, complete = decode_spool(buf, start, have,
-                                                         type_ids[self.tables[block]], ids, ends)
+                                                         type_ids[self.tables[block]], line_end,
+                                                         ids, ends)
             if complete:
                 start = nxt
                 block += 1
@@ -296,7 +304,7 @@ class TokenSpool:
     def warm_up() -> None:
         """Load the decoding kernel (compiled, or from numba's cache)."""
         none = np.empty(0, dtype=np.int32)
-        decode_spool(np.empty(0, dtype=np.uint8), 0, 0, none, none, np.empty(0, dtype=np.int64))
+        decode_spool(np.empty(0, dtype=np.uint8), 0, 0, none, -1, none, np.empty(0, dtype=np.int64))
 
     def close(self) -> None:
         """Delete the file (it is unnamed, so it also goes when the process ends)."""
@@ -312,19 +320,29 @@ class TokenSpool:
 
 
 class WordTable:
-    """The vocabulary as a hash table that the encoding kernel reads."""
+    """The vocabulary as a hash table that the encoding kernel reads. With
+    ``unknown`` ≥ 0, a word outside it takes that id instead of being dropped; with
+    ``line_end`` ≥ 0, that id ends every line (see :meth:`of_vocab`)."""
 
-    def __init__(self, words: list[str]):
+    def __init__(self, words: list[str], unknown: int = -1, line_end: int = -1):
         self.word_bytes, self.word_offsets = pack_words(words)
         size = 1 << max(4, (2 * len(words)).bit_length())
         self.table = np.full(size, -1, dtype=np.int32)
+        self.unknown, self.line_end = unknown, line_end
         build_table(self.word_bytes, self.word_offsets, self.table)
+
+    @classmethod
+    def of_vocab(cls, vocab: Vocab) -> WordTable:
+        """The table of ``vocab``, with its ``<unk>`` and ``</s>`` if it has sentence
+        markers (:attr:`Vocab.markers`)."""
+        return cls(vocab.words, vocab.unknown_id, vocab.end_id)
 
     def encode(self, block: bytes) -> tuple[np.ndarray, np.ndarray]:
         """Word ids of a block and the ends of its sentences."""
         buf = np.frombuffer(block, dtype=np.uint8)
-        cap = len(buf) // 2 + 2
+        cap = (len(buf) if self.line_end >= 0 else len(buf) // 2) + 2
         ids = np.empty(cap, dtype=np.int32)
         ends = np.empty(cap, dtype=np.int64)
-        n_ids, n_sents = encode_block(buf, self.table, self.word_bytes, self.word_offsets, ids, ends)
+        n_ids, n_sents = encode_block(buf, self.table, self.word_bytes, self.word_offsets,
+                                      self.unknown, self.line_end, ids, ends)
         return ids[:n_ids].copy(), ends[:n_sents].copy()

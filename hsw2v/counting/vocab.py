@@ -18,10 +18,23 @@ def pack_words(words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
 
 
-class Vocab:
-    """Words in index order (count descending, first occurrence breaking ties)."""
+UNKNOWN = "<unk>"
+"""A language model's word for every word outside its vocabulary (KenLM's, SRILM's)."""
+SENTENCE_END = "</s>"
+"""A language model's last token of every line, predicted like a word."""
 
-    def __init__(self, words: Sequence[str], counts: Sequence[int] | np.ndarray):
+
+class Vocab:
+    """Words in index order (count descending, first occurrence breaking ties).
+
+    With ``markers`` (a language model's vocabulary, see :meth:`with_markers`), it
+    holds :data:`UNKNOWN`, which every word outside it becomes, and
+    :data:`SENTENCE_END`, which ends every line; their ids are :attr:`unknown_id`
+    and :attr:`end_id` (-1 without markers).
+    """
+
+    def __init__(self, words: Sequence[str], counts: Sequence[int] | np.ndarray,
+                 markers: bool = False):
         self.words: list[str] = list(words)
         self.counts = np.asarray(counts, dtype=np.int64)
         if len(self.words) != len(self.counts):
@@ -29,6 +42,37 @@ class Vocab:
         self.index: dict[str, int] = {w: i for i, w in enumerate(self.words)}
         if len(self.index) != len(self.words):
             raise HSW2VError("vocab: a word appears twice")
+        self.markers = markers
+        if markers and not (UNKNOWN in self.index and SENTENCE_END in self.index):
+            raise HSW2VError(f"vocab: a language model's vocabulary holds {UNKNOWN} and {SENTENCE_END}")
+
+    @property
+    def unknown_id(self) -> int:
+        """The id of :data:`UNKNOWN`, or -1 without markers."""
+        return self.index[UNKNOWN] if self.markers else -1
+
+    @property
+    def end_id(self) -> int:
+        """The id of :data:`SENTENCE_END`, or -1 without markers."""
+        return self.index[SENTENCE_END] if self.markers else -1
+
+    def with_markers(self, unknown: int, lines: int) -> tuple[Vocab, np.ndarray]:
+        """This vocabulary with :data:`UNKNOWN` seen ``unknown`` times and
+        :data:`SENTENCE_END` ``lines`` times (added to the counts of those words if
+        the text holds them; each at least once, as a count must be positive), in
+        count order; and each old word's new id."""
+        counts = self.counts.copy()
+        words = list(self.words)
+        for word, extra in ((UNKNOWN, max(unknown, 1)), (SENTENCE_END, max(lines, 1))):
+            if word in self.index:
+                counts[self.index[word]] += extra
+            else:
+                words.append(word)
+                counts = np.append(counts, np.int64(extra))
+        order = np.argsort(-counts, kind="stable")
+        new_id = np.empty(len(words), dtype=np.int32)
+        new_id[order] = np.arange(len(words), dtype=np.int32)
+        return Vocab([words[i] for i in order], counts[order], markers=True), new_id[:len(self)]
 
     def __len__(self) -> int:
         return len(self.words)
@@ -54,8 +98,14 @@ class Vocab:
         return cls(words, [c for _, c in items])
 
     def pruned(self, min_count: int = 5, max_vocab: int | None = None) -> Vocab:
-        """This vocabulary with min_count and max_vocab applied."""
-        return Vocab.from_counts(dict(zip(self.words, self.counts.tolist())), min_count, max_vocab)
+        """This vocabulary with min_count and max_vocab applied (its markers kept)."""
+        if not self.markers:
+            return Vocab.from_counts(dict(zip(self.words, self.counts.tolist())), min_count, max_vocab)
+        marks = {UNKNOWN, SENTENCE_END}
+        kept = Vocab.from_counts({w: c for w, c in zip(self.words, self.counts.tolist())
+                                  if w not in marks}, min_count, max_vocab)
+        unknown = self.total - kept.total - int(self.counts[self.end_id])
+        return kept.with_markers(unknown, int(self.counts[self.end_id]))[0]
 
     def save(self, path: str) -> None:
         """Write ``word count`` lines, most frequent first (word2vec.c's -save-vocab)."""

@@ -110,12 +110,17 @@ def merge_shard_counts(a: WordCounts, b: WordCounts) -> WordCounts:
     """Two shards' (or subtrees') counts as one."""
     types, n = merge_two(TypeArrays(a.word_bytes, a.offsets, a.counts, a.first),
                          TypeArrays(b.word_bytes, b.offsets, b.counts, b.first))
-    return WordCounts(*types, a.tokens + b.tokens, n)
+    return WordCounts(*types, a.tokens + b.tokens, n, lines=a.lines + b.lines)
 
 
-def vocabulary(counts: WordCounts, min_count: int, max_vocab: int | None) -> tuple[Vocab, int, int]:
-    """The vocabulary kept, the corpus's tokens and its distinct words."""
-    return counts.to_vocab(min_count, max_vocab), counts.tokens, counts.n_types
+def vocabulary(counts: WordCounts, min_count: int, max_vocab: int | None, markers: bool = False
+               ) -> tuple[Vocab, int, int]:
+    """The vocabulary kept (with a language model's ``markers``, ``<unk>`` and
+    ``</s>``), the corpus's tokens and its distinct words."""
+    vocab = counts.to_vocab(min_count, max_vocab)
+    if markers:
+        vocab = vocab.with_markers(counts.tokens - vocab.total, counts.lines)[0]
+    return vocab, counts.tokens, counts.n_types
 
 
 DIRECT_EXCHANGE = 4
@@ -318,6 +323,7 @@ class DaskRun:
         self.pending += counts + sizes
         total = tree_reduce(c, merge_shard_counts, counts, "merge-counts")
         vocab, tokens, _ = c.submit(vocabulary, total, s.min_count, s.max_vocab,
+                                    model_kind(s.arch).language_model,
                                     key=task_key("vocabulary")).result()
         sizes = c.gather(sizes)
         del counts, total

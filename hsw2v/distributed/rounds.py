@@ -282,10 +282,11 @@ class ReplicaBlocks:
         self.table.encode(b"")
         self.take(np.empty(0, dtype=np.int32))
 
-    def blocks(self, type_ids=None):
+    def blocks(self, type_ids=None, line_end: int = -1):
         """(word ids, sentence ends) of each block, its rows copied first: from the
         spool if it holds the slice, else from the text (kept in the spool if the
-        slice trains ``again``)."""
+        slice trains ``again``). The ids come encoded by the vocabulary's table,
+        ``</s>`` included: ``type_ids`` and ``line_end`` are the token spool's."""
         def text():
             return map(self.table.encode, iter_blocks(self.part, slice_block_bytes(self.part, self.threads)))
 
@@ -339,7 +340,7 @@ def train_slice(job: Job, anchor: Anchor, history: list[list[Change]], part: str
                   extra=dict(zip(names, replica[2:])))
     run = _RUNS.get(job.token)
     if run is None:  # (a worker running two tasks at once may build it twice)
-        table = WordTable(job.vocab.words)
+        table = WordTable.of_vocab(job.vocab)
         table.encode(b"")  # (loaded before kernel_setup hands LLVM's pages back)
         spool = SliceSpool(len(job.vocab)) if s.spool and job.settings.epochs > 1 else None
         if spool:

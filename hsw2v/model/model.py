@@ -36,7 +36,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from ..counting.vocab import Vocab, pack_words
+from ..counting.vocab import SENTENCE_END, UNKNOWN, Vocab, pack_words
 from ..errors import HSW2VError, UnknownWordError
 from ..settings import TrainSettings
 from ..system.files import atomic_write, check_regular_file
@@ -161,10 +161,13 @@ class Model:
         for CBOW, one per word for skip-gram, one (r̂ of the last words, in order) for
         LBL.
 
-        Unknown words are skipped with a warning; if none is known, HSW2VError.
+        Unknown words are skipped with a warning; if none is known, HSW2VError. A
+        language model's vocabulary with ``<unk>`` takes them as ``<unk>``.
         """
         if isinstance(context, str):
             context = [context]
+        if self.vocab.markers:
+            context = [w if w in self.vocab.index else UNKNOWN for w in context]
         known = [self.vocab.index[w] for w in context if w in self.vocab.index]
         unknown = [w for w in context if w not in self.vocab.index]
         if not known and (unknown or not model_kind(self.arch).language_model):
@@ -247,27 +250,52 @@ class Model:
         return [[(self.vocab.words[w], float(np.exp(lp))) for w, lp in zip(ws, lps)]
                 for ws, lps in zip(words, logp)]
 
-    def log_prob(self, word: str, context: Sequence[str] | str) -> float:
-        """Natural log of P(word | context) along the word's path.
+    def log_prob(self, words: str | Sequence[str], context: Sequence[str] | str | None = None
+                 ) -> float:
+        """Natural log of P(word | context) along the word's path; or, without a
+        context, of a language model's P(sentence).
 
         Parameters
         ----------
-        word
-            A word of the vocabulary.
+        words
+            With ``context``: a word of the vocabulary. Without: one sentence (a
+            list of words, or a string split on whitespace), scored as a line of
+            ``hsw2v score``: each word given the words before it from the line's
+            start, then ``</s>``; a word outside the vocabulary is ``<unk>``.
         context
             The context words.
 
         Returns
         -------
         float
-            log P(word | context); for skip-gram Σ_c log P(word | c).
+            log P(word | context), for skip-gram Σ_c log P(word | c); or
+            log P(sentence ``</s>``) (KenLM's ``Model.score(sentence)`` is this
+            divided by ln 10).
         """
-        if word not in self.vocab.index:
-            raise HSW2VError(unknown_word_message(word, self.vocab.words))
         from ..hs.codes import word_log_prob
 
+        if context is None:
+            return self._sentence_log_prob(words.split() if isinstance(words, str) else list(words))
+        word = words
+        if word not in self.vocab.index:
+            raise HSW2VError(unknown_word_message(word, self.vocab.words))
         return float(word_log_prob(self.context_matrix(context), self.vocab.index[word],
                                    self.node_vectors, self.tree.flat))
+
+    def _sentence_log_prob(self, words: list[str]) -> float:
+        """:meth:`log_prob` of one sentence."""
+        if not self.vocab.markers:
+            raise HSW2VError("log_prob(words) without a context needs a language model whose "
+                             "lines end with </s> (arch='lbl', trained by this version)")
+        from ..hs.codes import word_log_prob
+
+        tokens = [w if w in self.vocab.index else UNKNOWN for w in words] + [SENTENCE_END]
+        window = self.settings.window
+        total = 0.0
+        for i, word in enumerate(tokens):
+            H = self.context_matrix(tokens[max(0, i - window):i])
+            total += word_log_prob(H, self.vocab.index[word], self.node_vectors, self.tree.flat)
+        return float(total)
 
     def all_log_probs(self, context: Sequence[str] | str) -> np.ndarray:
         """log P(w | context) for every word, by visiting every inner node (brute
@@ -307,6 +335,8 @@ class Model:
         several = self.tree.max_codes > 1
         meta = {"format": MODEL_FORMAT, "version": 2 if several else 1, "tree": self.tree.kind,
                 "tree_builder": self.tree.builder, "settings": record}
+        if self.vocab.markers:
+            meta["sentence_markers"] = True  # (<unk> and </s>: see hsw2v.counting.vocab.Vocab)
         if self.tree.details:
             meta["tree_details"] = self.tree.details
         arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
@@ -486,7 +516,7 @@ def load_model(path: str) -> Model:
     blob = arrays["words"].tobytes()
     try:
         words = [blob[offsets[i]:offsets[i + 1]].decode("utf-8") for i in range(n)]
-        vocab = Vocab(words, counts)
+        vocab = Vocab(words, counts, markers=meta.get("sentence_markers") is True)
         kind = meta.get("tree", "huffman")  # (files before "tree_builder": the kind's first word)
         tree = Tree(arrays["children"], kind, arrays.get("extra_leaves"),
                     meta.get("tree_builder") or kind.partition("-")[0])

@@ -62,7 +62,7 @@ class Epochs:
         self.path, self.model, self.s, self.position = path, model, s, position
         self.spool, self.type_ids, self.checkpoints = spool, type_ids, checkpoints
         if spool is None:
-            self.table = table or WordTable(model.vocab.words)
+            self.table = table or WordTable.of_vocab(model.vocab)
             self.table.encode(b"")  # loads the encoding kernel before LLVM's pages go (below)
         else:
             spool.warm_up()
@@ -116,7 +116,7 @@ class Epochs:
         """(word ids, sentence ends) of each block of one epoch."""
         if self.spool is None:
             return map(self.table.encode, iter_blocks(self.path))
-        return self.spool.blocks(self.type_ids)
+        return self.spool.blocks(self.type_ids, line_end=self.model.vocab.end_id)
 
     def _job_producer(self, bar) -> None:
         """Queue every block from the position on, each with its epoch and its slice

@@ -275,9 +275,11 @@ def slice_block_bytes(part: Source, threads: int, blocks_each: int = 4) -> int:
 
 
 def iter_blocks(source: Source, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
-    """Yield the corpus as validated byte blocks, each ending on whitespace, file after
-    file (a block never spans two files, and a block's end ends a sentence, so words
-    and sentences never join across files).
+    """Yield the corpus as validated byte blocks, file after file (a block never spans
+    two files, and a block's end ends a sentence, so words and sentences never join
+    across files). A block of about ``block_bytes`` ends at a newline where one lies
+    in its second half (so lines shorter than half a block stay whole), else on
+    whitespace; a whole file's last line gets the newline it may lack.
 
     Raises HSW2VError on unreadable, corrupt-compressed, binary or non-UTF-8 input.
     """
@@ -299,9 +301,11 @@ def _file_blocks(path: str, block_bytes: int, part: Slice | None = None) -> Iter
     with open_corpus(path) if part is None else _open_slice(part) as f:
         offset = f.tell() if part is not None else 0  # of ``carry``'s start in the text
         at_start = offset == 0
+        open_line = False  # whether words follow the last newline yielded
         while True:
             try:
-                data = _read_full(f, block_bytes)
+                want = max(block_bytes - len(carry), block_bytes // 2, 1)  # (a block stays near block_bytes)
+                data = _read_full(f, want)
             except corrupt as e:  # a corrupt .gz, .bz2 or .zst
                 raise HSW2VError(f"{path}: cannot read: {e}") from None
             except Exception as e:
@@ -310,7 +314,7 @@ def _file_blocks(path: str, block_bytes: int, part: Slice | None = None) -> Iter
                 raise HSW2VError(f"{path}: cannot read: {' '.join(str(e).split())}") from None
             if not data:
                 break
-            at_end = len(data) < block_bytes  # the end of the file, which ends its last word
+            at_end = len(data) < want  # the end of the file, which ends its last word
             if at_start:
                 at_start = False
                 if data.startswith(BOM):  # a byte-order mark is not part of the first word
@@ -319,7 +323,7 @@ def _file_blocks(path: str, block_bytes: int, part: Slice | None = None) -> Iter
             if at_end:
                 carry = buf
                 break
-            cut = _last_whitespace(buf) + 1
+            cut = _cut_point(buf) + 1
             if cut == 0:
                 if len(buf) > MAX_WORD_BYTES:
                     raise HSW2VError(
@@ -331,11 +335,16 @@ def _file_blocks(path: str, block_bytes: int, part: Slice | None = None) -> Iter
             block, carry = buf[:cut], buf[cut:]
             _check_word_lengths(block, path, offset)
             _validate(block, path, offset)
+            open_line = _ends_open_line(block, open_line)
             yield block
             offset += cut
     if carry:
         _check_word_lengths(carry, path, offset)
         _validate(carry, path, offset)
+        open_line = _ends_open_line(carry, open_line)
+    if part is None and open_line:  # a last line without its newline still ends there
+        carry += b"\n"
+    if carry:
         yield carry
 
 
@@ -450,6 +459,21 @@ def read_ahead(blocks: Iterator[bytes], depth: int = 2) -> Iterator[bytes]:
                 q.get(timeout=0.05)  # unblock a reader waiting on a full queue
             except queue.Empty:
                 pass
+
+
+def _cut_point(buf: bytes) -> int:
+    """Where a block may end: its last newline if one lies in its second half (a
+    line stays whole in a block, as a language model's ``</s>`` needs), else its
+    last whitespace byte; -1 if it has none."""
+    newline = buf.rfind(b"\n", len(buf) // 2)
+    return newline if newline >= 0 else _last_whitespace(buf)
+
+
+def _ends_open_line(block: bytes, open_line: bool) -> bool:
+    """Whether words follow the last newline once ``block`` is read, given whether
+    they did before it."""
+    newline = block.rfind(b"\n")
+    return bool(block[newline + 1:].strip()) or (open_line and newline < 0)
 
 
 def _last_whitespace(buf: bytes) -> int:

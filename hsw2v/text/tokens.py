@@ -116,16 +116,14 @@ def count_block(buf, table, arena, offsets, counts, first, key_base, n_types, ar
     emit = len(spool) > 0
     tokens = 0
     k = 0
-    line_tokens = 0
     i = 0
     n = len(buf)
     while i < n:
         c = buf[i]
         if is_space(c):
-            if c == 10 and emit and line_tokens > 0:
+            if c == 10 and emit:  # (every line, empty ones too: a language model predicts </s>)
                 spool[k] = LINE_END
                 k += 1
-                line_tokens = 0
             i += 1
             continue
         j, h = scan_word(buf, i)
@@ -155,7 +153,6 @@ def count_block(buf, table, arena, offsets, counts, first, key_base, n_types, ar
             slot = (slot + np.uint64(1)) & mask
         if emit:
             k = put_varint(spool, k, np.int64(w) + 2)
-            line_tokens += 1
         tokens += 1
         i = j
     if emit:
@@ -338,16 +335,17 @@ def gather_words(arena, offsets, order, out, out_offsets):
 
 
 @njit(**JIT)
-def decode_spool(spool, start, end, type_ids, ids, sent_ends):
+def decode_spool(spool, start, end, type_ids, line_end, ids, sent_ends):
     """Word ids and sentence ends of the block that starts at byte ``spool[start]``.
 
     A spool is a byte string of LEB128 codes (see :func:`put_varint`): a token of
     type t (its index among the distinct words, in order of first occurrence, so
     that frequent words take one or two bytes) is t + 2; ``LINE_END`` follows each
-    non-empty line and ``BLOCK_END`` each block. ``type_ids`` maps a type to its
-    word id or -1 (not in the vocabulary). The result equals :func:`encode_block`
-    on the block's text. Returns (index after the block, n_ids, n_sentences,
-    whether the block ended before ``end``).
+    line and ``BLOCK_END`` each block. ``type_ids`` maps a type to its
+    word id or -1 (not in the vocabulary); ``line_end`` ≥ 0 is the id that ends
+    every line (a language model's ``</s>``). The result equals
+    :func:`encode_block` on the block's text. Returns (index after the block, n_ids,
+    n_sentences, whether the block ended before ``end``).
     """
     n_ids = 0
     n_sents = 0
@@ -371,6 +369,9 @@ def decode_spool(spool, start, end, type_ids, ids, sent_ends):
                 ids[n_ids] = w
                 n_ids += 1
         else:
+            if code == LINE_END and line_end >= 0:
+                ids[n_ids] = line_end
+                n_ids += 1
             if n_ids > last_end:
                 sent_ends[n_sents] = n_ids
                 n_sents += 1
@@ -399,12 +400,15 @@ def spool_ids(ids, sent_ends, n_sents, out):
 
 
 @njit(**JIT)
-def encode_block(buf, table, word_bytes, word_offsets, ids, sent_ends):
-    """Turn a byte block into word ids, dropping words not in the vocabulary.
+def encode_block(buf, table, word_bytes, word_offsets, unknown, line_end, ids, sent_ends):
+    """Turn a byte block into word ids.
 
-    Words are split on ASCII whitespace; a newline ends a sentence. Writes the ids
-    and the exclusive end of each non-empty sentence; returns (n_ids, n_sentences).
-    The block's end also ends a sentence.
+    Words are split on ASCII whitespace; a newline ends a sentence. A word not in
+    the vocabulary is dropped, or takes the id ``unknown`` if that is ≥ 0; with
+    ``line_end`` ≥ 0, that id ends every line, an empty one too (a language
+    model's ``<unk>`` and ``</s>``). Writes the ids and the exclusive end of each
+    non-empty sentence; returns (n_ids, n_sentences). The block's end also ends a
+    sentence (without ``line_end``: only a newline ends a line).
     """
     n_ids = 0
     n_sents = 0
@@ -414,6 +418,9 @@ def encode_block(buf, table, word_bytes, word_offsets, ids, sent_ends):
     while i < n:
         c = buf[i]
         if c == 10:  # newline
+            if line_end >= 0:
+                ids[n_ids] = line_end
+                n_ids += 1
             if n_ids > last_end:
                 sent_ends[n_sents] = n_ids
                 n_sents += 1
@@ -424,6 +431,8 @@ def encode_block(buf, table, word_bytes, word_offsets, ids, sent_ends):
         else:
             j, h = scan_word(buf, i)
             w = find_hashed(buf, i, j, h, table, word_bytes, word_offsets)
+            if w < 0:
+                w = unknown
             if w >= 0:
                 ids[n_ids] = w
                 n_ids += 1

@@ -72,7 +72,7 @@ def context_means(model, corpus: Source) -> np.ndarray:
     """Each word's mean context vector h over ``corpus`` (input vector if it has none)."""
     window = model.settings.window
     config = model_kind(model.arch).config_of(replace(model.settings, cbow_mean=True))
-    table = WordTable(model.vocab.words)
+    table = WordTable.of_vocab(model.vocab)
     sums = np.zeros(model.vectors.shape, dtype=np.float64)
     counts = np.zeros(len(model.vocab), dtype=np.int64)
     visitor = ContextSums(config, model.vectors,
