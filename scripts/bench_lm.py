@@ -7,12 +7,14 @@ held-out perplexity on the same tokens, and training speed.
 
 Two splits of enwiki-17m, cut into lines of 1,000 words: ``5m``, the first 5M
 words for training and the next 500k held out; ``17m``, all but the last 1M
-words for training and the last 1M held out. The vocabulary is the training
-split's words with at least 5 occurrences; unknown tokens are dropped before
-contexts form, and every other token of the held-out text is predicted from the
-words before it in its line, the line's start padded (LBL: its learned start
-row; the n-grams: n−1 start symbols). Both models score exactly the same tokens
-(the script checks the counts agree).
+words for training and the last 1M held out. Both count as KenLM's ``query``
+does: the vocabulary is the training split's words with at least 5 occurrences,
+with ``<unk>`` (every other word, in training too) and ``</s>`` (the end of
+every line, predicted); every held-out token, ``</s>`` included, is predicted
+from the words before it in its line, from ``<s>`` (LBL: its learned start row).
+Perplexity is given with the OOVs and without them (their log-probabilities and
+count left out). Both models score exactly the same tokens and OOVs (the script
+checks the counts agree).
 
 LBL rows: ``hsw2v.train(arch="lbl")`` with the given dim, window (N), epochs and
 learning rate, 2 threads, one row per tree (random, Huffman, balanced,
@@ -58,10 +60,17 @@ def write_lines(words: list[bytes], path: Path) -> None:
         out.writelines(b" ".join(words[i:i + LINE]) + b"\n" for i in range(0, len(words), LINE))
 
 
-def id_lines(path: Path, index: dict[str, int]) -> list[np.ndarray]:
+def id_lines(path: Path, index: dict[str, int]) -> tuple[list[np.ndarray], np.ndarray]:
+    """Each line's word ids (``<unk>`` for a word outside ``index``) ending with
+    ``</s>``; and, for every token, whether it is an OOV."""
+    unknown, end = index["<unk>"], index["</s>"]
+    lines, oov = [], []
     with open(path, encoding="utf-8") as f:
-        return [np.array([index[w] for w in line.split() if w in index], dtype=np.int64)
-                for line in f]
+        for line in f:
+            words = line.split()
+            lines.append(np.array([index.get(w, unknown) for w in words] + [end], dtype=np.int64))
+            oov.append([w not in index for w in words] + [False])
+    return lines, np.concatenate(oov)
 
 
 def words_per_s(model) -> float:
@@ -109,6 +118,8 @@ def main() -> None:
     p.add_argument("--full-trees", default="huffman,adaptive(0.25)",
                    help="the trees trained with full weights (slow)")
     p.add_argument("--orders", default="2,3,5")
+    p.add_argument("--discount", type=float, default=None,
+                   help="one Kneser-Ney discount for every order [n1 / (n1 + 2 n2) per order]")
     p.add_argument("--dim", type=int, default=100)
     p.add_argument("--window", type=int, default=5)
     p.add_argument("--epochs", type=int, default=3)
@@ -158,7 +169,8 @@ def main() -> None:
                     if name == "huffman" and weights == "diagonal":
                         huffman_lm = model
                     s = hsw2v.score(model, str(held))
-                    row = {"perplexity": s["perplexity"], "examples": s["examples"],
+                    row = {"perplexity": s["perplexity"], "examples": s["tokens"], "oov": s["oov"],
+                           "perplexity_without_oov": s["perplexity_without_oov"],
                            "words_per_s": words_per_s(model), "epochs": epochs,
                            "tree_seconds": model.seconds.get("tree", 0.0),
                            "path": model.tree.summary(model.vocab.counts)["weighted_mean_path_length"]}
@@ -167,39 +179,43 @@ def main() -> None:
                           flush=True)
             vocab = (huffman_lm or model).vocab
             index = {w: i for i, w in enumerate(vocab.words)}
-            train_ids, held_ids = id_lines(train, index), id_lines(held, index)
+            (train_ids, _), (held_ids, oov) = id_lines(train, index), id_lines(held, index)
             tokens = sum(len(x) for x in held_ids)
             for order in map(int, a.orders.split(",")):
                 start = time.perf_counter()
-                kn = KneserNey(train_ids, len(vocab), order)
+                kn = KneserNey(train_ids, len(vocab), order, a.discount)
                 logp = kn.log_probs(held_ids)
                 row = {"perplexity": math.exp(-logp.mean()), "examples": len(logp),
+                       "oov": int(oov.sum()),
+                       "perplexity_without_oov": math.exp(-logp[~oov].mean()),
                        "seconds": time.perf_counter() - start}
-                rows[f"Kneser-Ney {order}-gram"] = row
+                rows[f"Kneser-Ney {order}-gram" + (f" (D = {a.discount})" if a.discount else "")] = row
                 print(f"# {split} KN {order}: {json.dumps(row)}", file=sys.stderr, flush=True)
                 del kn
             for name, row in rows.items():
-                assert row["examples"] == tokens, (name, row["examples"], tokens)
+                assert (row["examples"], row["oov"]) == (tokens, oov.sum()), (name, row, tokens)
             if not a.no_speed:
                 for sample, label in ((0.0, "sample 0"), (None, "default sample")):
                     cbow = hsw2v.train(str(train), arch="cbow", dim=a.dim, window=a.window,
                                        epochs=a.epochs, threads=a.threads, progress=False,
                                        **({"sample": sample} if sample is not None else {}))
                     rows[f"cbow speed ({label})"] = {"words_per_s": words_per_s(cbow)}
-            results[split]["tokens"] = {"held_out": tokens, "vocab": len(vocab),
-                                        "train": n_train}
+            results[split]["tokens"] = {"held_out": tokens, "oov": int(oov.sum()),
+                                        "vocab": len(vocab), "train": n_train}
     print(f"dim {a.dim}, N = window {a.window}, {a.epochs} epochs (full weights: "
           f"{a.full_epochs}), {a.threads} threads, lines of {LINE} words\n")
     for split, rows in results.items():
         t = rows.pop("tokens")
         print(f"### {split}: {t['train']:,} training words, {t['held_out']:,} held-out tokens "
-              f"scored, V = {t['vocab']:,}\n")
-        print("| model | held-out perplexity | train words/s |")
-        print("|---|---|---|")
+              f"scored (</s> included; {t['oov']:,} OOVs), V = {t['vocab']:,} (<unk> and </s> "
+              f"included)\n")
+        print("| model | perplexity | without OOVs | train words/s |")
+        print("|---|---|---|---|")
         for name, r in rows.items():
             ppl = f"{r['perplexity']:.1f}" if "perplexity" in r else ""
+            no_oov = f"{r['perplexity_without_oov']:.1f}" if "perplexity" in r else ""
             wps = f"{r['words_per_s'] / 1e3:.0f}k" if "words_per_s" in r else ""
-            print(f"| {name} | {ppl} | {wps} |")
+            print(f"| {name} | {ppl} | {no_oov} | {wps} |")
         lbl = [r for n, r in rows.items() if n.startswith("lbl diagonal huffman")]
         speed = [r for n, r in rows.items() if n.startswith("cbow speed")]
         if lbl and speed:
