@@ -226,6 +226,32 @@ def test_score_is_the_per_token_perplexity_of_the_file_model(lm, tmp_path):
         hsw2v.score(lm, str(tmp_path / "held.txt"), window=5)
 
 
+def test_the_vocabulary_holds_unk_and_the_line_end_with_their_counts(tmp_path):
+    """Training counts every word outside the vocabulary as <unk> and every line,
+    an empty one and a last one without its newline too, as </s>; both are trained
+    and predicted: after the whole of a fixed line comes </s>; a model trained
+    further keeps them, a new word being <unk>."""
+    text = "a b c\n\nx{i} a b c\na b c y{i}\na b c"  # x{i}, y{i}: below min_count
+    (tmp_path / "c.txt").write_text("\n".join(text.format(i=i) for i in range(50)))
+    m = hsw2v.train(str(tmp_path / "c.txt"), arch="lbl", window=3, min_count=5, dim=16,
+                    epochs=5, threads=1, progress=False)
+    counts = dict(zip(m.vocab.words, m.vocab.counts.tolist()))
+    assert m.vocab.markers and counts == {"a": 200, "b": 200, "c": 200, "</s>": 250, "<unk>": 100}
+    assert m.predict(["a", "b", "c"], 1)[0][0] == "</s>"
+    assert m.predict([], 1)[0][0] == "a"  # (the start of a line)
+    r = run_hsw2v(tmp_path, "predict", "--model", save(m, tmp_path / "m.npz"), "a", "b", "c", "-n", "1")
+    assert r.returncode == 0 and r.stdout.split("\t")[0] == "</s>", r.stdout + r.stderr
+    (tmp_path / "new.txt").write_text("a b c z\n" * 20)
+    further = hsw2v.train(str(tmp_path / "new.txt"), init_model=m, epochs=1, progress=False)
+    assert further.words == m.words and further.vocab.markers
+    assert not np.array_equal(further.vectors[m.vocab.unknown_id], m.vectors[m.vocab.unknown_id])
+
+
+def save(model, path) -> str:
+    model.save(str(path))
+    return str(path)
+
+
 @pytest.mark.parametrize("full", [False, True])
 def test_a_fixed_word_cycle_is_learned(tmp_path, full):
     """Lines of 12 words of a repeating cycle of 8: after three of them the next is

@@ -156,11 +156,14 @@ def word_log_prob(H, word, syn1, paths):
     for c in range(H.shape[0]):
         row = H[c:c + 1]
         top = code_log_prob(row, paths.leaves[k0], syn1, paths)  # (no ±inf under fastmath)
+        acc = 1.0  # Σ_k exp(log P(code k) − top), the largest so far as ``top``: one pass
         for k in range(k0 + 1, k1):
-            top = max(top, code_log_prob(row, paths.leaves[k], syn1, paths))
-        acc = 0.0
-        for k in range(k0, k1):  # (recomputed: cheaper than a buffer for a handful of codes)
-            acc += np.exp(code_log_prob(row, paths.leaves[k], syn1, paths) - top)
+            lp = code_log_prob(row, paths.leaves[k], syn1, paths)
+            if lp > top:
+                acc = acc * np.exp(top - lp) + 1.0
+                top = lp
+            else:
+                acc += np.exp(lp - top)
         total += top + np.log(acc)
     return total
 
