@@ -27,18 +27,19 @@ def train(
     arch: str = "cbow",
     cbow_mean: bool = True,
     dim: int = 100,
-    window: int = 5,
+    window: int | None = None,
     min_count: int = 5,
     max_vocab: int | None = None,
     sample: float | None = None,
     alpha: float | None = None,
     min_alpha: float = 1e-4,
-    epochs: int = 5,
+    epochs: int | None = None,
     threads: int | None = None,
     seed: int = 1,
     tree: str | Tree | None = None,
-    split: str = "balanced",
-    epsilon: float = 0.0,
+    split: str | None = None,
+    epsilon: float | None = None,
+    tree_epochs: int | None = None,
     max_codes: int = 4,
     huffman_levels: int = 0,
     wordnet: str | None = None,
@@ -87,7 +88,8 @@ def train(
         Vector size.
     window
         The widest context on each side; each position draws a width in
-        1..window. For ``lbl``, exactly the number of preceding words.
+        1..window (default 5). For ``lbl``, exactly the number of preceding
+        words (default 12).
     min_count
         Drop words rarer than this.
     max_vocab
@@ -102,7 +104,8 @@ def train(
     min_alpha
         Learning rate at the end.
     epochs
-        Passes over the corpus.
+        Passes over the corpus (default 5; ``lbl``: 2, after the first pass that
+        its tree is learned from, see ``tree_epochs``).
     threads
         Training threads (default: every core this process may use); with Dask,
         threads a worker.
@@ -112,15 +115,21 @@ def train(
         A tree kind (a key of :data:`hsw2v.trees.registry.tree_builders`:
         ``"huffman"``, ``"balanced"``, ``"random"``, ``"fano"``, ``"classes"``,
         ``"semantic"``, ``"wordnet"``) or a ready :class:`~hsw2v.Tree` over
-        ``vocab``. Default: Huffman, or semantic with ``tree_from``.
+        ``vocab``. Default: Huffman, or semantic with ``tree_from``; ``lbl``:
+        semantic, learned in this run (an ADAPTIVE(0.25) tree).
     split
         Semantic trees: how a node's words are split, ``"balanced"`` (halves) or
         ``"adaptive"`` (each word to its likelier mixture component; see the
-        trees guide).
+        trees guide). Default: balanced; ``lbl``: adaptive.
     epsilon
         Adaptive split: a word whose responsibility lies within ``epsilon`` of ½
         goes to both sides and gets several codes (Mnih & Hinton's
-        ADAPTIVE(ε); 0: one code a word).
+        ADAPTIVE(ε); 0: one code a word). Default: 0; ``lbl``: 0.25.
+    tree_epochs
+        A semantic tree learned in this run (no ``tree_from``): the epochs of the
+        first pass, on a Huffman tree, whose predictions the tree is learned
+        from; the run then starts from that pass's word vectors (and the kind's
+        other matrices). Default: ``epochs``; ``lbl``: 1.
     max_codes
         With ``epsilon``: the most codes a word may get.
     huffman_levels

@@ -253,13 +253,12 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
               f"[{DEFAULT_MODEL} when neither -o nor --save-model is given].")
 @_settings("arch", "cbow_mean", "dim", "window", "min_count", "max_vocab", "sample", "alpha",
            "min_alpha", "epochs", "threads", "seed")
-@_setting("tree", default=None, show_default=False,
-          help_suffix=" [huffman; semantic with --tree-from]")
+@_setting("tree")
 @click.option("--tree-from", help="semantic: cluster the context vectors of this model (its "
               "vocabulary is used); without it a first Huffman pass is trained (one-shot). "
               "wordnet: split wide nodes by those vectors.")
-@_settings("split", "epsilon", "max_codes", "huffman_levels", "wordnet", "wordnet_rest",
-           "node_bias", "position_weights")
+@_settings("split", "epsilon", "max_codes", "huffman_levels", "tree_epochs", "wordnet",
+           "wordnet_rest", "node_bias", "position_weights")
 @click.option("--read-vocab", help="Use this 'word count' file instead of counting the corpus.")
 @_setting("spool")
 @click.option("--checkpoint", help="Save the full training state here (atomically) every "
@@ -347,10 +346,16 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
         write_cache(output, model.words, model.vectors)
     if not quiet:
         losses = ", ".join(f"{x:.4f}" for x in model.epoch_loss)
-        compiling = getattr(model, "seconds", {}).get("compile", 0.0)
+        took = getattr(model, "seconds", {})
+        compiling = took.get("compile", 0.0)
         extra = f" (and {compiling:.1f} s compiling)" if compiling >= 0.05 else ""
+        stages = (f": a first pass of {model.settings.tree_epochs} epoch"
+                  f"{'s' * (model.settings.tree_epochs > 1)} on a Huffman tree "
+                  f"{took['first_pass']:.1f} s, the {model.tree.kind} tree learned from it "
+                  f"{took['tree']:.1f} s, then {model.settings.epochs} epochs on it "
+                  f"{took['train']:.1f} s" if "first_pass" in took else "")
         click.echo(f"{len(model.vocab)} words x {model.dim} dims in {seconds - compiling:.1f} s"
-                   f"{extra}; mean -log P per epoch: {losses}", err=True)
+                   f"{extra}{stages}; mean -log P per epoch: {losses}", err=True)
         if model.skipped:
             click.echo(f"{model.skipped['tokens']} tokens ({model.skipped['types']} types) of "
                        "CORPUS are not in the model's vocabulary and were skipped", err=True)

@@ -35,6 +35,27 @@ COUNT_MEMORY_HELP = ("Memory for counting (K, M, G or T bytes, binary) [a quarte
                       "past it, partial counts spill to $TMPDIR and merge exactly.")
 
 
+KIND_DEFAULTS: dict[str, Any] = {
+    "sample": SAMPLE, "node_bias": False, "window": 5, "tree": "huffman",
+    "alpha": None,  # (the kind's ModelKind.alpha)
+    "split": "balanced", "epsilon": 0.0, "epochs": 5,
+    "tree_epochs": lambda s: s.epochs,
+}
+"""The settings whose default a model kind may set (:attr:`ModelKind.defaults`),
+with the default of the kinds that set none, in the order they are filled in (a
+value, or a function of the settings filled in before it)."""
+
+
+def _defaults(name: str) -> str:
+    """The defaults of setting ``name`` for the CLI's help: the common one, and each
+    kind's own (``5; lbl 12``)."""
+    common = KIND_DEFAULTS[name]
+    own = [f"{k.name} {k.defaults[name]}" for k in model_kinds.values()
+           if name in k.defaults and not callable(k.defaults[name])]
+    shown = "--epochs" if callable(common) else str(common)
+    return "; ".join([shown, *own])
+
+
 def _opt(default, help: str, **extra) -> field:
     """A setting's default, with its help text (and choices) for the CLI."""
     return field(default=default, metadata={"help": help, **extra})
@@ -48,27 +69,36 @@ class TrainSettings:
     cbow_mean: bool = _opt(True, "CBOW context vector: mean or sum of the context word vectors.",
                            flag="--cbow-mean/--cbow-sum")
     dim: int = _opt(100, "Vector dimension.")
-    window: int = _opt(5, "Maximum context distance; each position draws a width in 1..window "
-                       "(lbl: exactly this many preceding words).")
+    window: int | None = _opt(None, "Maximum context distance; each position draws a width in "
+                              "1..window (lbl: exactly this many preceding words) ["
+                              + _defaults("window") + "].", type=int)
     min_count: int = _opt(5, "Drop words rarer than this.")
     max_vocab: int | None = _opt(None, "Keep only the N most frequent words.", type=int)
     sample: float | None = _opt(None, "Subsampling threshold for frequent words (0 disables) ["
                                 + ", ".join(f"{k.defaults.get('sample', SAMPLE):g} {k.name}"
                                             for k in model_kinds.values()) + "].", type=float)
     alpha: float | None = _opt(None, "Starting learning rate [" + ", ".join(
-        f"{k.alpha:g} {k.name}" for k in model_kinds.values()) + "; 0.01 lbl with full "
+        f"{k.alpha:g} {k.name}" for k in model_kinds.values()) + "; lbl: 0.025 on a semantic tree, 0.01 with full "
         "position weights].",
                                type=float)
     min_alpha: float = _opt(1e-4, "Learning rate at the end; it falls linearly over all epochs.")
-    epochs: int = _opt(5, "Passes over the corpus.")
+    epochs: int | None = _opt(None, "Passes over the corpus [" + _defaults("epochs")
+                              + ", after the first pass that its tree is learned from].", type=int)
     threads: int | None = _opt(None, "Worker threads [all cores].", type=int)
     seed: int = _opt(1, "Random seed.")
-    tree: str = _opt("huffman", "How words are arranged in the tree.", choices=TREE_KINDS)
-    split: str = _opt("balanced", "semantic (and wordnet with --tree-from): halve each node's "
-                      "words, or send each word to its likelier mixture component.", choices=SPLITS)
-    epsilon: float = _opt(0.0, "semantic, adaptive split: a word whose responsibility lies "
-                          "within this of ½ goes to both sides and gets several codes "
-                          "(Mnih & Hinton's ADAPTIVE(ε); 0: one code a word).")
+    tree: str | None = _opt(None, "How words are arranged in the tree [" + _defaults("tree")
+                            + "; with --tree-from, semantic].", choices=TREE_KINDS, type=str)
+    split: str | None = _opt(None, "semantic (and wordnet with --tree-from): halve each node's "
+                             "words, or send each word to its likelier mixture component ["
+                             + _defaults("split") + "].", choices=SPLITS, type=str)
+    epsilon: float | None = _opt(None, "semantic, adaptive split: a word whose responsibility lies "
+                                 "within this of ½ goes to both sides and gets several codes "
+                                 "(Mnih & Hinton's ADAPTIVE(ε); 0: one code a word) ["
+                                 + _defaults("epsilon") + "].", type=float)
+    tree_epochs: int | None = _opt(None, "semantic, learned in this run (no --tree-from): the "
+                                   "epochs of the first pass, on a Huffman tree, whose predictions "
+                                   "the tree is learned from; the run then starts from that pass's "
+                                   "word vectors [" + _defaults("tree_epochs") + "].", type=int)
     max_codes: int = _opt(4, "With --epsilon: the most codes a word may get.")
     huffman_levels: int = _opt(0, "semantic: keep Huffman's tree down to this depth and group "
                                "words by meaning only below it (10 lowers skip-gram's held-out "
@@ -94,12 +124,7 @@ class TrainSettings:
         if s.arch not in model_kinds:
             raise HSW2VError(f"{param('arch')} must be one of {', '.join(model_kinds)}, got {s.arch!r}")
         kind = model_kinds[s.arch]
-        if s.alpha is None:
-            s.alpha = kind.default("alpha", s, kind.alpha)  # (the kind's default)
-        if s.sample is None:
-            s.sample = kind.default("sample", s, SAMPLE)
-        if s.node_bias is None:
-            s.node_bias = kind.default("node_bias", s, False)
+        s = s.filled()
         if s.threads is None:
             s.threads = available_cores()
         checks = [
@@ -120,6 +145,7 @@ class TrainSettings:
             ("dim", s.dim, 1, MAX_DIM), ("window", s.window, 1, MAX_WINDOW),
             ("min_count", s.min_count, 1, 2**62), ("max_vocab", s.max_vocab, 2, 2**31 - 1),
             ("epochs", s.epochs, 1, MAX_EPOCHS), ("threads", s.threads, 1, most_threads),
+            ("tree_epochs", s.tree_epochs, 1, MAX_EPOCHS),
             ("huffman_levels", s.huffman_levels, 0, 2**31 - 1), ("max_codes", s.max_codes, 1, 64),
         ]:
             checks.append((value is None or low <= value <= high,
@@ -133,7 +159,9 @@ class TrainSettings:
                                          (model_kinds, "arch", s.arch)):
             for f in fields(s):  # a setting only some entries read, given with another
                 users = [k for k, entry in registry.items() if f.name in entry.settings]
-                given = getattr(s, f.name) != getattr(defaults, f.name)
+                unset = (replace(s, **{f.name: None}).filled() if f.name in KIND_DEFAULTS
+                         else defaults)  # (what it would be, left unset)
+                given = getattr(s, f.name) != getattr(unset, f.name)
                 if users and given and chosen not in users:
                     value = getattr(s, f.name)  # (a yes/no setting: as its flag is spelt)
                     named = (param(f.name, value, option_of(f.name, value))
@@ -143,6 +171,21 @@ class TrainSettings:
         for problem in (builder.check(s), kind.check(s)):
             if problem:
                 raise HSW2VError(problem)
+        return s
+
+    def filled(self) -> TrainSettings:
+        """A copy with the settings left unset (None) at their model kind's defaults,
+        else at :data:`KIND_DEFAULTS`' (in that order: a default may depend on the
+        settings before it); nothing checked."""
+        s = replace(self)
+        kind = model_kinds.get(s.arch)
+        if kind is None:
+            return s
+        for name, fallback in KIND_DEFAULTS.items():
+            if getattr(s, name) is None:
+                fallback = kind.alpha if name == "alpha" else fallback
+                value = kind.default(name, s, fallback)
+                setattr(s, name, value(s) if callable(value) else value)
         return s
 
     def other_kinds_settings(self) -> TrainSettings:

@@ -4,6 +4,7 @@ held-out perplexity on the same tokens, and training speed.
 
     python scripts/bench_lm.py                       # both splits, every row
     python scripts/bench_lm.py --splits 5m --trees huffman,semantic --weights diagonal
+    python scripts/bench_lm.py --splits 5m --speed-defaults 3   # the defaults' time, score's speed
 
 Two splits of enwiki-17m, cut into lines of 1,000 words: ``5m``, the first 5M
 words for training and the next 500k held out; ``17m``, all but the last 1M
@@ -16,8 +17,12 @@ Perplexity is given with the OOVs and without them (their log-probabilities and
 count left out). Both models score exactly the same tokens and OOVs (the script
 checks the counts agree).
 
+The first LBL row is ``hsw2v.train(arch="lbl")`` with nothing else but the
+threads: the defaults (N = 16 preceding words, a first pass of 1 epoch on a
+Huffman tree, the ADAPTIVE(0.25) tree learned from its predictions, then 2
+epochs on it from the first pass's vectors), timed as a whole call. The other
 LBL rows: ``hsw2v.train(arch="lbl")`` with the given dim, window (N), epochs and
-learning rate, 2 threads, one row per tree (random, Huffman, balanced,
+learning rate (as the earlier tables: N = 5, 3 epochs, 0.05), 2 threads, one row per tree (random, Huffman, balanced,
 semantic, ADAPTIVE(ε)) and position weights (diagonal, full); the semantic trees
 are built from the Huffman LBL's own predicted vectors (``tree_from``, each
 word's mean r̂ over its occurrences). Perplexity is ``hsw2v.score``. The n-gram
@@ -109,6 +114,54 @@ def speed_rounds(words: list[bytes], a) -> None:
         print(f"| {name} | {statistics.median(values) / 1e3:.0f}k | {r0:.2f}× | {r1:.2f}× |")
 
 
+def defaults_speed(words: list[bytes], a) -> None:
+    """Item 3 of the language model's issue: ``hsw2v.train(arch="lbl")`` with its
+    defaults against one 3-epoch CBOW run (whole calls, the same threads), in turn,
+    on a split; then ``score`` and ``score`` with each line's figures, in tokens/s."""
+    import statistics
+
+    n_train, n_held = SPLITS[a.splits.split(",")[0]]
+    n_train = n_train or len(words) - n_held
+    with tempfile.TemporaryDirectory() as tmp:
+        train, held = Path(tmp) / "train.txt", Path(tmp) / "held.txt"
+        write_lines(words[:n_train], train)
+        write_lines(words[n_train:n_train + n_held], held)
+        small = Path(tmp) / "small.txt"
+        write_lines(words[:20_000], small)
+        hsw2v.train(str(small), epochs=3, threads=a.threads, progress=False, min_count=1)
+        hsw2v.score(hsw2v.train(str(small), arch="lbl", threads=a.threads, progress=False,
+                                min_count=1), str(small), lines=lambda line: None)
+        # (compiles what is not cached)
+        ratios, cbow_s, lbl_s, score_tps, lines_tps = [], [], [], [], []
+        for _ in range(a.speed_defaults):
+            start = time.perf_counter()
+            hsw2v.train(str(train), epochs=3, threads=a.threads, progress=False)
+            cbow_s.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            lm = hsw2v.train(str(train), arch="lbl", threads=a.threads, progress=False)
+            lbl_s.append(time.perf_counter() - start)
+            ratios.append(lbl_s[-1] / cbow_s[-1])
+            start = time.perf_counter()
+            got = hsw2v.score(lm, str(held), threads=a.threads)
+            score_tps.append(got["tokens"] / (time.perf_counter() - start))
+            start = time.perf_counter()
+            hsw2v.score(lm, str(held), threads=a.threads, lines=lambda line: None)
+            lines_tps.append(got["tokens"] / (time.perf_counter() - start))
+            print(f"# cbow 3 epochs {cbow_s[-1]:.1f} s, lbl defaults {lbl_s[-1]:.1f} s "
+                  f"({ {k: round(v, 1) for k, v in lm.seconds.items()} }), perplexity "
+                  f"{got['perplexity']:.1f}; score {score_tps[-1] / 1e6:.2f}M tokens/s, "
+                  f"per line {lines_tps[-1] / 1e6:.2f}M", file=sys.stderr, flush=True)
+    print(f"{a.splits.split(',')[0]} split, {a.threads} threads, {a.speed_defaults} rounds in "
+          f"turn; medians (min-max)\n")
+    print("| | median | min | max |\n|---|---|---|---|")
+    for name, values, unit in (("CBOW, 3 epochs (s)", cbow_s, 1), ("LBL defaults (s)", lbl_s, 1),
+                               ("LBL / CBOW, per round", ratios, 1),
+                               ("score, M tokens/s", score_tps, 1e6),
+                               ("score --per-line, M tokens/s", lines_tps, 1e6)):
+        print(f"| {name} | {statistics.median(values) / unit:.2f} | {min(values) / unit:.2f} | "
+              f"{max(values) / unit:.2f} |")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--corpus", default=str(DATA / "enwiki-17m.txt.gz"))
@@ -124,7 +177,8 @@ def main() -> None:
     p.add_argument("--window", type=int, default=5)
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--full-epochs", type=int, default=1, help="epochs with full weights (slow)")
-    p.add_argument("--alpha", type=float, default=None)
+    p.add_argument("--alpha", type=float, default=0.05,
+                   help="the learning rate of the tree rows (the defaults row: the kind's)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--no-speed", action="store_true", help="skip the CBOW speed rows")
     p.add_argument("--speed-pairs", type=int, default=0, metavar="R",
@@ -135,6 +189,9 @@ def main() -> None:
                    help="with --speed-pairs, time on the first N words [the 5m split's]")
     p.add_argument("--speed-full", action="store_true",
                    help="with --speed-pairs, also time LBL with full position weights")
+    p.add_argument("--speed-defaults", type=int, default=0, metavar="R",
+                   help="only time R rounds of the LBL defaults against a 3-epoch CBOW run, "
+                        "then score's tokens/s, on the first of --splits")
     p.add_argument("--json", default=None)
     a = p.parse_args()
     opener = gzip.open if a.corpus.endswith(".gz") else open
@@ -142,6 +199,9 @@ def main() -> None:
         words = f.read().split()
     if a.speed_pairs:
         speed_rounds(words, a)
+        return
+    if a.speed_defaults:
+        defaults_speed(words, a)
         return
     results: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -153,9 +213,19 @@ def main() -> None:
             write_lines(words[n_train:n_train + n_held], held)
             rows = results[split] = {}
             common = {"arch": "lbl", "dim": a.dim, "window": a.window, "threads": a.threads,
-                      "progress": False, **({"alpha": a.alpha} if a.alpha else {})}
+                      "progress": False, "alpha": a.alpha}
             huffman_lm = None
-            for weights in a.weights.split(","):
+            start = time.perf_counter()
+            model = hsw2v.train(str(train), arch="lbl", threads=a.threads, progress=False)
+            seconds = time.perf_counter() - start
+            s = hsw2v.score(model, str(held))
+            rows["lbl defaults"] = {"perplexity": s["perplexity"], "examples": s["tokens"],
+                                    "oov": s["oov"], "seconds": seconds,
+                                    "perplexity_without_oov": s["perplexity_without_oov"],
+                                    "stages": model.seconds}
+            print(f"# {split} lbl defaults: {json.dumps(rows['lbl defaults'])}", file=sys.stderr,
+                  flush=True)
+            for weights in a.weights.split(",") if a.trees else ():
                 epochs = a.epochs if weights == "diagonal" else a.full_epochs
                 trees = a.trees if weights == "diagonal" else a.full_trees
                 for name in trees.split(","):

@@ -238,8 +238,7 @@ def test_train_options_are_the_settings():
     params = {p.name: p for p in cli.commands["train"].params}
     for f in dataclasses.fields(TrainSettings):
         option = params[f.name]
-        expected = None if f.name == "tree" else f.default  # tree: semantic with --tree-from
-        assert option.default == expected, f.name
+        assert option.default == f.default, f.name
         if "choices" in f.metadata:
             assert list(option.type.choices) == list(f.metadata["choices"]), f.name
         assert option.help.startswith(f.metadata["help"]), f.name

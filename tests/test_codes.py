@@ -54,7 +54,9 @@ def random_overlapping_split(rng):
         right = np.union1d(right, copy)
         if len(left) == n or len(right) == n:  # a side must shrink
             left, right = order[:cut], order[cut:]
-        return words[left], words[right]
+        go_left, go_right = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+        go_left[left], go_right[right] = True, True
+        return go_left, go_right
     return split
 
 

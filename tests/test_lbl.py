@@ -120,9 +120,10 @@ def test_one_step_is_the_gradient_step_by_central_differences(full, context, alp
 
 @pytest.fixture(scope="module")
 def lm(tmp_path_factory):
-    """An LBL (N = 3, dim 16) on the bundled slice, saved to a file."""
+    """An LBL (N = 3, dim 16, a Huffman tree: one code a word, as the references
+    here read it) on the bundled slice, saved to a file."""
     m = hsw2v.train(CORPUS, arch="lbl", window=3, dim=16, epochs=1, max_vocab=3000, threads=1,
-                    progress=False)
+                    tree="huffman", progress=False)
     m.path = str(tmp_path_factory.mktemp("lbl") / "lm.npz")
     m.save(m.path)
     return m

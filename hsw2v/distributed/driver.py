@@ -218,6 +218,9 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
                          f"{resume}: a resumed run keeps the checkpoint's")
         else:
             s = TrainSettings(threads=threads, **settings).resolved()
+            if not tree_builders[s.tree].on_dask and settings.get("tree") is None:
+                s = TrainSettings(threads=threads, **{**settings, "tree": "huffman"}).resolved()
+                # (a kind whose default tree is learned locally: Huffman, on Dask)
         if not tree_builders[s.tree].on_dask:
             here = [k for k, b in tree_builders.items() if b.on_dask]
             raise HSW2VError(f"{param('engine', 'dask')} builds these trees: {', '.join(here)}; "

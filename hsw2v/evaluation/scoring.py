@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import math
 import os
-import queue
-from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -16,8 +13,9 @@ from numba import njit
 from ..counting.corpus import WordTable
 from ..errors import HSW2VError, param
 from ..hs.codes import word_log_prob
-from ..jit.helpers import JIT
+from ..jit.helpers import JIT, prefetch_row
 from ..settings import MAX_WINDOW
+from ..system.parallel import ordered_map
 from ..text.reader import as_source, corpus_files, iter_blocks, read_ahead
 from ..training.kinds import model_kind
 from ..training.steps import context_rows
@@ -43,7 +41,14 @@ class HeldOutScore(NamedTuple):
 
 @njit(**JIT, inline="always")
 def _score_example(v, target, ctx, n_ctx, position, dim):
-    """−log P(target | h) for each row h of the kind's context matrix."""
+    """−log P(target | h) for each row h of the kind's context matrix. The inner
+    nodes on the target's paths start loading before the context is computed (a
+    deep node's row is mostly in memory, not the cache)."""
+    paths = v.paths
+    for k in range(paths.leaf_offsets[target], paths.leaf_offsets[target + 1]):
+        leaf = paths.leaves[k]
+        for p in range(paths.offsets[leaf], paths.offsets[leaf + 1]):
+            prefetch_row(v.syn1, paths.nodes[p])
     n = context_rows(v.config, v.syn0, v.extra, ctx, n_ctx, v.H, dim)
     loss = 0.0
     for k in range(n):
@@ -109,29 +114,15 @@ def _scorer(model, window: int):
     return run
 
 
+SCORE_BLOCK_BYTES = 1 << 18
+"""Blocks of a quarter of training's (lines longer than half of one, 128 KiB, are
+scored in parts): a held-out file of a few MB still gives every thread blocks."""
+
+
 def _scored_blocks(model, corpus, window: int, threads: int) -> Iterator[tuple[bytes, BlockScore]]:
     """Each block of ``corpus`` with its score, in order; ``threads`` score blocks at once."""
-    scorers = queue.SimpleQueue()
-    for _ in range(threads):
-        scorers.put(_scorer(model, window))
-
-    def run(block: bytes) -> BlockScore:
-        scorer = scorers.get()
-        try:
-            return scorer(block)
-        finally:
-            scorers.put(scorer)
-
-    with ThreadPoolExecutor(threads) as pool:
-        waiting: deque = deque()
-        for block in read_ahead(iter_blocks(corpus), depth=2 + threads):
-            waiting.append((block, pool.submit(run, block)))
-            if len(waiting) > 2 * threads:
-                done = waiting.popleft()
-                yield done[0], done[1].result()
-        while waiting:
-            done = waiting.popleft()
-            yield done[0], done[1].result()
+    return ordered_map(lambda: _scorer(model, window),
+                       read_ahead(iter_blocks(corpus, SCORE_BLOCK_BYTES), depth=2 + threads), threads)
 
 
 def _line_scores(scored: BlockScore, unknown: int, end: int, pending: list

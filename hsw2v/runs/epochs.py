@@ -30,7 +30,7 @@ def run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, pos
                spool: TokenSpool | None = None, type_ids: list[np.ndarray] | None = None,
                checkpoints: Checkpoints | None = None, schedule: int | None = None,
                table: WordTable | None = None, setup: KernelSetup | None = None,
-               whole_run: bool = True) -> tuple[list[float], float]:
+               whole_run: bool = True, stage: str = "train") -> tuple[list[float], float]:
     """Stream the corpus through the worker threads from ``position`` to the end of
     epoch ``s.epochs``; return each epoch's mean loss and the seconds from the
     threads' start to their end. The learning rate falls over ``schedule`` words
@@ -44,9 +44,10 @@ def run_epochs(path: Source, model: Model, s: TrainSettings, progress: bool, pos
     words of the blocks a resumed run skips means the corpus changed: that fails.
     So does a ``whole_run`` (not one Dask round's slice) that trained no example.
     ``checkpoints`` saves the run at block boundaries, with every queued block trained.
-    ``setup``: the run's :class:`KernelSetup`, if built before (else built here)."""
+    ``setup``: the run's :class:`KernelSetup`, if built before (else built here).
+    ``stage`` names the progress bar."""
     return Epochs(path, model, s, position, spool, type_ids, checkpoints, schedule, table,
-                  setup).run(progress, whole_run)
+                  setup).run(progress, whole_run, stage)
 
 
 class Epochs:
@@ -84,7 +85,8 @@ class Epochs:
         self.jobs: queue.Queue = queue.Queue(maxsize=2 * s.threads)
         self.failures: list[BaseException] = []
 
-    def run(self, progress: bool, whole_run: bool = True) -> tuple[list[float], float]:
+    def run(self, progress: bool, whole_run: bool = True, stage: str = "train"
+            ) -> tuple[list[float], float]:
         """Train from the position to the end; (each epoch's mean loss, seconds)."""
         threads = [threading.Thread(target=self._worker_loop, args=(state,), daemon=True)
                    for state in self.states]
@@ -92,7 +94,7 @@ class Epochs:
         for t in threads:
             t.start()
         bar = progress_bar(progress, total=self.planned, initial=self.position.words,
-                           unit="word", unit_scale=True, desc="train", smoothing=0.1)
+                           unit="word", unit_scale=True, desc=stage, smoothing=0.1)
         self.shown = self.position.words
         try:
             self._job_producer(bar)

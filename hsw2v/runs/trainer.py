@@ -74,7 +74,9 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
     ``tree`` is a kind (see :class:`TrainSettings`) or a ready :class:`Tree` over that
     vocabulary. With ``tree="semantic"`` the
     tree is learned from ``tree_from`` (whose vocabulary is then used) or, without
-    it, from a first training pass with a Huffman tree (one-shot mode).
+    it, from a first training pass of ``tree_epochs`` with a Huffman tree
+    (one-shot mode), whose word vectors (and the kind's other matrices) the run
+    then starts from.
     ``init_model`` trains that model further on ``corpus``, keeping its vocabulary,
     tree and structural settings (words outside its vocabulary are skipped and
     counted in ``skipped``). ``checkpoint`` saves the run's full state there every
@@ -131,21 +133,27 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
             if model_kind(s.arch).language_model and not vocab.markers:
                 vocab = vocab.with_markers(1, 1)[0]  # (their counts are not known without counting)
         seconds: dict[str, float] = {}
+        first_pass = None
         if tree is None:
             start = time.perf_counter()
-            tree = _make_tree(path, vocab, s, tree_from, progress)
+            tree, first_pass = _make_tree(path, vocab, s, tree_from, progress,
+                                          spool if spool is not None and spool.usable else None,
+                                          type_ids, per_epoch)
             seconds["tree"] = time.perf_counter() - start
+            if first_pass is not None:
+                seconds["first_pass"] = first_pass.seconds["train"]
+                seconds["tree"] -= seconds["first_pass"]
         if len(tree) != len(vocab):
             raise HSW2VError(f"the tree has {len(tree)} leaves but the vocabulary {len(vocab)} words")
         release_free_memory()  # the counting pass's garbage, before the big allocations
         release_compiler_pages()
         if init_model is not None:
-            vectors, node_vectors = init_model.vectors.copy(), init_model.node_vectors.copy()
-            extra = {name: m.copy() for name, m in init_model.extra.items()}
+            model = Model(vocab, tree, init_model.vectors.copy(), init_model.node_vectors.copy(), s,
+                          extra={name: m.copy() for name, m in init_model.extra.items()})
         else:
-            vectors, node_vectors = initial_weights(len(vocab), tree.n_leaves - 1, s.dim, s.seed, s.node_bias)
-            extra = model_kind(s.arch).extra_weights(len(vocab), s.dim, s)
-        model = Model(vocab, tree, vectors, node_vectors, s, extra=extra)
+            model = _fresh_model(vocab, tree, s)
+            if first_pass is not None:  # (the inner nodes are new: they start afresh)
+                model.vectors, model.extra = first_pass.vectors, first_pass.extra
         if spool is not None and not spool.usable:
             warnings.warn(f"the token spool in {tempfile.gettempdir()} could not be kept "
                           f"({spool.failure}); each epoch reads the text again", stacklevel=2)
@@ -209,16 +217,35 @@ def _resume(corpus: Source, resume: str, saver: Checkpoints | None, progress: bo
     return model
 
 
+def _fresh_model(vocab: Vocab, tree: Tree, s: TrainSettings) -> Model:
+    """A model of ``vocab`` on ``tree`` with its starting weights."""
+    vectors, node_vectors = initial_weights(len(vocab), tree.n_leaves - 1, s.dim, s.seed, s.node_bias)
+    return Model(vocab, tree, vectors, node_vectors, s,
+                 extra=model_kind(s.arch).extra_weights(len(vocab), s.dim, s))
+
+
 def _make_tree(path: Source, vocab: Vocab, s: TrainSettings, tree_from: Model | None,
-               progress: bool) -> Tree:
-    """The tree ``s.tree`` asks for, from its builder in the registry. A builder that
-    learns from a model's context vectors uses ``tree_from``; without it, a first
-    pass over a Huffman tree trains that model (one-shot)."""
+               progress: bool, spool: TokenSpool | None = None,
+               type_ids: list[np.ndarray] | None = None, per_epoch: int = 0
+               ) -> tuple[Tree, Model | None]:
+    """The tree ``s.tree`` asks for, from its builder in the registry; and the model
+    of the first pass, if one was trained here. A builder that learns from a
+    model's context vectors uses ``tree_from``; without it, a first pass of
+    ``s.tree_epochs`` over a Huffman tree trains that model (one-shot), from the
+    run's token ``spool`` if it has one."""
     kind = tree_for(s.tree, tree_from is not None)
     builder = tree_builder(kind)
+    first_pass = None
     if builder.learns_from_model and tree_from is None:
         defaults = TrainSettings()
-        first = {**asdict(s), "tree": "huffman",
-                 **{k: getattr(defaults, k) for k in builder.settings}}
-        tree_from = train_locally(path, vocab=vocab, progress=progress, **first)
-    return build_tree(kind, TreeInputs(vocab.words, vocab.counts, s, tree_from, path))
+        first = TrainSettings(**{
+            **asdict(s), "tree": "huffman", "epochs": s.tree_epochs, "alpha": None,
+            **{k: getattr(defaults, k) for k in builder.settings}}).resolved()  # (the kind's rate)
+        tree_from = first_pass = _fresh_model(vocab, build_tree("huffman", TreeInputs(
+            vocab.words, vocab.counts, first)), first)
+        position = Position(per_epoch or vocab.total, exact=per_epoch > 0)
+        first_pass.epoch_loss, seconds = run_epochs(path, first_pass, first, progress, position,
+                                                    spool, type_ids, stage="tree pass")
+        first_pass.seconds = {"train": seconds}
+        check_converging(first_pass)
+    return build_tree(kind, TreeInputs(vocab.words, vocab.counts, s, tree_from, path)), first_pass

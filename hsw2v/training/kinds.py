@@ -82,9 +82,10 @@ class ModelKind:
     """With several threads, how many of the hot inner nodes (the most visited
     first) merge every :data:`hsw2v.training.block.FAST_SYNC_WORDS` words rather
     than every :data:`hsw2v.runs.kernels.HOT_SYNC_WORDS`."""
-    """The kind's own defaults of settings left unset (``sample``, ``node_bias``, and
-    ``alpha`` beyond :attr:`alpha`), each a value or a function of the settings;
-    the others' are in :mod:`hsw2v.settings`."""
+    """The kind's own defaults of settings left unset (any of
+    :data:`hsw2v.settings.KIND_DEFAULTS`, ``alpha`` beyond :attr:`alpha`), each a
+    value or a function of the settings filled in before it; the others' are
+    there."""
     structural: tuple[str, ...] = ()
     """Settings that shape the kind's matrices: fixed when a model trains further,
     and when it is scored."""
@@ -139,8 +140,26 @@ def _lbl_initial(name: str, shape: tuple[int, ...], s: Any) -> np.ndarray:
 
 
 def _lbl_alpha(s: Any) -> float:
-    """0.05 with diagonal weights; 0.01 with full ones, whose D×D steps diverge at 0.05."""
-    return 0.01 if s.position_weights == POSITION_WEIGHTS[1] else 0.05
+    """0.05 with diagonal weights; 0.01 with full ones, whose D×D steps diverge at 0.05;
+    0.025 on a semantic tree, whose run starts from a first pass's vectors (lower
+    gave a lower perplexity there, and 0.05 diverged with 16 preceding words: the
+    language-model benchmark page)."""
+    if s.position_weights == POSITION_WEIGHTS[1]:
+        return 0.01
+    return 0.025 if s.tree == "semantic" else 0.05
+
+
+def _lbl_split(s: Any) -> str:
+    """An LBL's semantic trees are ADAPTIVE, one code a word (ADAPTIVE(0.25) was
+    0.6% lower in perplexity for a quarter more time: the language-model
+    benchmark page)."""
+    return "adaptive" if s.tree == "semantic" else "balanced"
+
+
+def _lbl_epochs(s: Any) -> int:
+    """2 on a tree learned in this run, after its first pass (``tree_epochs``); 3
+    on another tree (the best Huffman LBL of 2, 3, 5 and 10 on 5M words)."""
+    return 2 if s.tree == "semantic" else 3
 
 
 def half_the_memory() -> int:
@@ -178,7 +197,9 @@ model_kinds: dict[str, ModelKind] = {
         ".lbl", alpha=0.05, round_words=1_000_000, examples_per_context_word=False,
         language_model=True,
         matrices=_lbl_matrices, initial=_lbl_initial, settings=("position_weights",),
-        defaults={"sample": 0.0, "node_bias": True, "alpha": _lbl_alpha},
+        defaults={"sample": 0.0, "node_bias": True, "alpha": _lbl_alpha, "window": 16,
+                  "tree": "semantic", "split": _lbl_split, "epochs": _lbl_epochs,
+                  "tree_epochs": 1},
         structural=("window", "position_weights"),
         check=_lbl_check),
 }

@@ -72,7 +72,7 @@ def _semantic(inputs: TreeInputs) -> Tree:
     s, source = inputs.settings, inputs.source
     if source.dim < 1 or len(source.vocab) < 2:
         raise HSW2VError("tree_from: the model has no usable vectors")
-    X = context_means(source, inputs.corpus)
+    X = context_means(source, inputs.corpus, s.threads)
     if s.huffman_levels:
         return semantic_below(X, inputs.counts, s.huffman_levels, s.split)
     return semantic_tree(X, s.split, epsilon=s.epsilon, max_codes=s.max_codes)
@@ -97,7 +97,7 @@ def _wordnet(inputs: TreeInputs) -> Tree:
     vectors = None
     if inputs.source is not None:
         from .semantic import context_means
-        vectors = context_means(inputs.source, inputs.corpus)
+        vectors = context_means(inputs.source, inputs.corpus, inputs.settings.threads)
     tree = wordnet_tree(inputs.words, inputs.counts, database,
                         lambda counts: rest.build(TreeInputs([], counts, s)), vectors, s.split)
     covered, total = tree.details["covered_tokens"], int(inputs.counts.sum())
@@ -141,7 +141,8 @@ tree_builders: dict[str, TreeBuilder] = {
                            from_counts=True),
     "semantic": TreeBuilder(
         _semantic, "Mnih & Hinton's trees, by recursive 2-means of context vectors.",
-        settings=("split", "epsilon", "max_codes", "huffman_levels"), check=_semantic_check,
+        settings=("split", "epsilon", "max_codes", "huffman_levels", "tree_epochs"),
+        check=_semantic_check,
         learns_from_model=True, on_dask=False),
     "wordnet": TreeBuilder(
         _wordnet, "Morin & Bengio's tree: WordNet's IS-A hierarchy made binary (--wordnet DIR; "
@@ -159,12 +160,13 @@ def tree_builder(kind: str) -> TreeBuilder:
     return tree_builders[kind]
 
 
-def tree_for(tree: str | None, tree_from: bool) -> str:
+def tree_for(tree: str | None, tree_from: bool) -> str | None:
     """The tree kind a run builds (the one home of this rule): ``tree`` if given;
     else, with a source model (``tree_from``), the first builder that learns from
-    one; else Huffman. A source model with a tree that takes none is an error."""
+    one; else None, the model kind's default (:mod:`hsw2v.settings`). A source model
+    with a tree that takes none is an error."""
     kind = tree or (next(k for k, b in tree_builders.items() if b.learns_from_model)
-                    if tree_from else "huffman")
+                    if tree_from else None)
     if tree_from and not tree_builder(kind).takes_model:
         takers = [k for k, b in tree_builders.items() if b.takes_model]
         raise HSW2VError(f"{param('tree_from')} goes with "

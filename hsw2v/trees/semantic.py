@@ -17,6 +17,7 @@ Two ways to split a node's words once the mixture is fitted:
 """
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -26,6 +27,7 @@ from numba import njit
 from ..counting.corpus import WordTable
 from ..errors import HSW2VError, param
 from ..jit.helpers import JIT
+from ..system.parallel import ordered_map
 from ..text.reader import Source, iter_blocks
 from ..training.kinds import model_kind
 from ..training.steps import context_rows
@@ -68,22 +70,36 @@ def accumulate_contexts(ids, sent_ends, n_sents, keep, window, sen, sen_pos, ctx
                visitor, visitor.syn0.shape[1])
 
 
-def context_means(model, corpus: Source) -> np.ndarray:
-    """Each word's mean context vector h over ``corpus`` (input vector if it has none)."""
+def context_means(model, corpus: Source, threads: int | None = None) -> np.ndarray:
+    """Each word's mean context vector h over ``corpus`` (input vector if it has none);
+    ``threads`` walk blocks at once (default: every core), each into sums of its own."""
     window = model.settings.window
     config = model_kind(model.arch).config_of(replace(model.settings, cbow_mean=True))
     table = WordTable.of_vocab(model.vocab)
-    sums = np.zeros(model.vectors.shape, dtype=np.float64)
-    counts = np.zeros(len(model.vocab), dtype=np.int64)
-    visitor = ContextSums(config, model.vectors,
-                          np.empty((2 * window, model.dim), dtype=np.float32), sums, counts,
-                          model.extra_matrices)
     keep = np.ones(len(model.vocab), dtype=np.float32)
-    ctx = np.empty(2 * window, dtype=np.int32)
-    for block in iter_blocks(corpus):
-        ids, ends = table.encode(block)
-        accumulate_contexts(ids, ends, len(ends), keep, window, np.empty_like(ids),
-                            np.empty(len(ids), dtype=np.int64), ctx, visitor)
+    workers = []
+
+    def make_worker():
+        sums = np.zeros(model.vectors.shape, dtype=np.float64)
+        counts = np.zeros(len(model.vocab), dtype=np.int64)
+        workers.append((sums, counts))
+        visitor = ContextSums(config, model.vectors,
+                              np.empty((2 * window, model.dim), dtype=np.float32), sums, counts,
+                              model.extra_matrices)
+        ctx = np.empty(2 * window, dtype=np.int32)
+
+        def walk(block: bytes) -> None:
+            ids, ends = table.encode(block)
+            accumulate_contexts(ids, ends, len(ends), keep, window, np.empty_like(ids),
+                                np.empty(len(ids), dtype=np.int64), ctx, visitor)
+        return walk
+
+    for _ in ordered_map(make_worker, iter_blocks(corpus), threads or os.cpu_count() or 1):
+        pass
+    sums, counts = workers[0]
+    for more_sums, more_counts in workers[1:]:  # (in the order the workers were made)
+        sums += more_sums
+        counts += more_counts
     seen = counts > 0
     out = model.vectors.astype(np.float64).copy()
     out[seen] = sums[seen] / counts[seen, None]
@@ -91,20 +107,20 @@ def context_means(model, corpus: Source) -> np.ndarray:
 
 
 @njit(**JIT)
-def _top_direction(X, idx, mean, iters):
-    """Leading principal direction of the rows ``X[idx]`` (power iteration)."""
-    dim = X.shape[1]
+def _top_direction(Y, iters):
+    """Leading principal direction of the (centred) rows of ``Y`` (power iteration)."""
+    n, dim = Y.shape
     v = np.empty(dim)
     for d in range(dim):
         v[d] = 1.0 / np.sqrt(dim) * (1.0 if d % 2 == 0 else -1.0)
     for _ in range(iters):
         w = np.zeros(dim)
-        for i in idx:
+        for k in range(n):
             p = 0.0
             for d in range(dim):
-                p += (X[i, d] - mean[d]) * v[d]
+                p += Y[k, d] * v[d]
             for d in range(dim):
-                w[d] += p * (X[i, d] - mean[d])
+                w[d] += p * Y[k, d]
         norm = np.sqrt((w * w).sum())
         if norm == 0.0:
             break
@@ -115,66 +131,79 @@ def _top_direction(X, idx, mean, iters):
 @njit(**JIT)
 def gmm_log_odds(X, idx, iters):
     """Fit a 2-component spherical GMM to ``X[idx]`` by EM; return, per point,
-    log p(component 0 | x) − log p(component 1 | x)."""
+    log p(component 0 | x) − log p(component 1 | x).
+
+    The rows are gathered and centred once; each squared distance is
+    |y|² − 2 y·μ + |μ|², and each component's spread Σ r |y − μ|² is
+    Σ r |y|² − (Σ r) |μ|² at the new μ, so an EM step reads the rows twice."""
     n = len(idx)
     dim = X.shape[1]
+    Y = np.empty((n, dim))
     mean = np.zeros(dim)
-    for i in idx:
+    for k in range(n):
         for d in range(dim):
-            mean[d] += X[i, d]
+            Y[k, d] = X[idx[k], d]
+            mean[d] += Y[k, d]
     mean /= n
-    v = _top_direction(X, idx, mean, 8)
+    sq = np.empty(n)
+    total = 0.0
+    for k in range(n):
+        s = 0.0
+        for d in range(dim):
+            Y[k, d] -= mean[d]
+            s += Y[k, d] * Y[k, d]
+        sq[k] = s
+        total += s
+    v = _top_direction(Y, 8)
     proj = np.empty(n)
     for k in range(n):
         p = 0.0
         for d in range(dim):
-            p += (X[idx[k], d] - mean[d]) * v[d]
+            p += Y[k, d] * v[d]
         proj[k] = p
     spread = max(np.sqrt((proj * proj).mean()), 1e-6)
     mu = np.empty((2, dim))
-    mu[0] = mean + spread * v
-    mu[1] = mean - spread * v
+    mu[0] = spread * v
+    mu[1] = -spread * v
     var = np.empty(2)
-    total = 0.0
-    for i in idx:
-        for d in range(dim):
-            total += (X[i, d] - mean[d]) ** 2
     var[:] = max(total / (n * dim), 1e-12)
     weight = np.array([0.5, 0.5])
     odds = np.empty(n)
-    dist = np.empty((n, 2))
+    r = np.empty(n)
     for it in range(iters + 1):
         # E-step
+        m0 = (mu[0] * mu[0]).sum()
+        m1 = (mu[1] * mu[1]).sum()
+        c0 = np.log(weight[0]) - 0.5 * dim * np.log(var[0])
+        c1 = np.log(weight[1]) - 0.5 * dim * np.log(var[1])
         for k in range(n):
-            for c in range(2):
-                s = 0.0
-                for d in range(dim):
-                    s += (X[idx[k], d] - mu[c, d]) ** 2
-                dist[k, c] = s
-            lp0 = np.log(weight[0]) - 0.5 * dim * np.log(var[0]) - dist[k, 0] / (2 * var[0])
-            lp1 = np.log(weight[1]) - 0.5 * dim * np.log(var[1]) - dist[k, 1] / (2 * var[1])
-            odds[k] = lp0 - lp1
+            a = 0.0
+            b = 0.0
+            for d in range(dim):
+                a += Y[k, d] * mu[0, d]
+                b += Y[k, d] * mu[1, d]
+            d0 = max(sq[k] - 2.0 * a + m0, 0.0)
+            d1 = max(sq[k] - 2.0 * b + m1, 0.0)
+            odds[k] = (c0 - d0 / (2 * var[0])) - (c1 - d1 / (2 * var[1]))
         if it == iters:
             break
         # M-step
+        for k in range(n):
+            r[k] = 1.0 / (1.0 + np.exp(-odds[k]))
         for c in range(2):
             rsum = 0.0
+            rsq = 0.0
             acc = np.zeros(dim)
             for k in range(n):
-                r = 1.0 / (1.0 + np.exp(-odds[k])) if c == 0 else 1.0 / (1.0 + np.exp(odds[k]))
-                rsum += r
+                rk = r[k] if c == 0 else 1.0 - r[k]
+                rsum += rk
+                rsq += rk * sq[k]
                 for d in range(dim):
-                    acc[d] += r * X[idx[k], d]
+                    acc[d] += rk * Y[k, d]
             if rsum < 1e-9:
                 continue
             mu[c] = acc / rsum
-            spread_c = 0.0
-            for k in range(n):
-                r = 1.0 / (1.0 + np.exp(-odds[k])) if c == 0 else 1.0 / (1.0 + np.exp(odds[k]))
-                s = 0.0
-                for d in range(dim):
-                    s += (X[idx[k], d] - mu[c, d]) ** 2
-                spread_c += r * s
+            spread_c = max(rsq - rsum * (mu[c] * mu[c]).sum(), 0.0)
             var[c] = max(spread_c / (rsum * dim), 1e-12)
             weight[c] = min(max(rsum / n, 1e-6), 1 - 1e-6)
     return odds
@@ -206,26 +235,29 @@ def gmm_splitter(X: np.ndarray, split: str = "balanced", iters: int = 10):
 
 
 def overlapping_splitter(X: np.ndarray, epsilon: float, iters: int = 10):
-    """A ``split(words, spare)`` for :func:`hsw2v.trees.tree.from_overlapping_splits`:
-    ADAPTIVE(ε) on the rows of ``X``. A spare word whose responsibility r for the
+    """A ``split(words, spare)`` for :func:`hsw2v.trees.tree.from_overlapping_splits`
+    (masks of the words that go left and right): ADAPTIVE(ε) on the rows of ``X``. A spare word whose responsibility r for the
     first component has |r − ½| ≤ ε goes to both sides; the others to their likelier
     side. If that leaves a side empty or whole, no word is copied, and then the
     split falls back to halving by responsibility, as :func:`gmm_splitter` does."""
     X = np.ascontiguousarray(X, dtype=np.float32)
 
+    margin = np.log((0.5 + epsilon) / (0.5 - epsilon))  # |r − ½| ≤ ε ⇔ |odds| ≤ margin
+    first = np.array([True, False])
+
     def divide(words, spare):
         n = len(words)
         if n == 2:
-            return words[:1], words[1:]
+            return first, ~first
         odds = gmm_log_odds(X, words, iters)
         left = odds > 0
-        margin = np.log((0.5 + epsilon) / (0.5 - epsilon))  # |r − ½| ≤ ε ⇔ |odds| ≤ margin
         both = spare & (np.abs(odds) <= margin)
         for go_left, go_right in ((left | both, ~left | both), (left, ~left)):
             if 0 < go_left.sum() < n and 0 < go_right.sum() < n:
-                return words[go_left], words[go_right]
-        rank = np.argsort(-odds, kind="stable")
-        return words[rank[:(n + 1) // 2]], words[rank[(n + 1) // 2:]]
+                return go_left, go_right
+        go_left = np.zeros(n, dtype=bool)
+        go_left[np.argsort(-odds, kind="stable")[:(n + 1) // 2]] = True
+        return go_left, ~go_left
 
     return divide
 

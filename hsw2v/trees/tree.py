@@ -195,11 +195,13 @@ def from_overlapping_splits(n_words: int, split, max_codes: int, kind: str) -> T
     """Build a tree top-down where a word may go to both sides of a split and so get
     several codes (Mnih & Hinton's ADAPTIVE(ε)).
 
-    ``split(words, spare) -> (left, right)`` divides a node's distinct ``words``;
-    a word may be in both halves only where ``spare`` (a mask over ``words``) is
-    true, and each half must be non-empty and smaller than ``words``. A word is
-    spare while it has fewer than ``max_codes`` codes, so no word gets more. The
-    first leaf of word w is leaf w; its further leaves are numbered from V on.
+    ``split(words, spare) -> (left, right)`` divides a node's distinct ``words``:
+    two boolean masks over them, of the words that go to each side. A word may be
+    on both sides only where ``spare`` (a mask over ``words``) is true, every word
+    must be on a side, and each side must be non-empty and smaller than
+    ``words``. A word is spare while it has fewer than ``max_codes`` codes, so no
+    word gets more. The first leaf of word w is leaf w; its further leaves are
+    numbered from V on.
     """
     copies = np.ones(n_words, dtype=np.int64)
     made: list[list] = []  # per inner node: its two children as ("leaf", word) or ("inner", a)
@@ -207,14 +209,16 @@ def from_overlapping_splits(n_words: int, split, max_codes: int, kind: str) -> T
     made.append([None, None])
     while stack:
         words, inner = stack.pop()
-        left, right = split(words, copies[words] < max_codes)
-        left, right = np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64)
-        both = np.intersect1d(left, right)
-        if (not 0 < len(left) < len(words) or not 0 < len(right) < len(words)
-                or np.any(copies[both] >= max_codes)
-                or not np.array_equal(np.union1d(left, right), np.sort(words))):
-            raise HSW2VError(f"tree: a split of {len(words)} words is not a valid overlapping split")
-        copies[both] += 1
+        n = len(words)
+        spare = copies[words] < max_codes
+        go_left, go_right = (np.asarray(m, dtype=bool) for m in split(words, spare))
+        both = go_left & go_right
+        if (go_left.shape != (n,) or go_right.shape != (n,)
+                or not 0 < go_left.sum() < n or not 0 < go_right.sum() < n
+                or not (go_left | go_right).all() or (both & ~spare).any()):
+            raise HSW2VError(f"tree: a split of {n} words is not a valid overlapping split")
+        copies[words[both]] += 1
+        left, right = words[go_left], words[go_right]
         for side, part in enumerate((left, right)):
             if len(part) == 1:
                 made[inner][side] = ("leaf", int(part[0]))
