@@ -39,7 +39,7 @@ KIND_DEFAULTS: dict[str, Any] = {
     "sample": SAMPLE, "node_bias": False, "window": 5, "tree": "huffman",
     "alpha": None,  # (the kind's ModelKind.alpha)
     "split": "balanced", "epsilon": 0.0, "epochs": 5,
-    "tree_epochs": lambda s: s.epochs,
+    "tree_epochs": lambda s: s.epochs if s.tree == "semantic" else None,
 }
 """The settings whose default a model kind may set (:attr:`ModelKind.defaults`),
 with the default of the kinds that set none, in the order they are filled in (a
@@ -50,9 +50,10 @@ def _defaults(name: str) -> str:
     """The defaults of setting ``name`` for the CLI's help: the common one, and each
     kind's own (``5; lbl 12``)."""
     common = KIND_DEFAULTS[name]
-    own = [f"{k.name} {k.defaults[name]}" for k in model_kinds.values()
-           if name in k.defaults and not callable(k.defaults[name])]
-    shown = "--epochs" if callable(common) else str(common)
+    own = [f"{k.name} {getattr(value, 'shown', value)}" for k in model_kinds.values()
+           if (value := k.defaults.get(name)) is not None
+           and (not callable(value) or hasattr(value, "shown"))]
+    shown = "--epochs with a semantic tree" if callable(common) else str(common)
     return "; ".join([shown, *own])
 
 
@@ -82,8 +83,8 @@ class TrainSettings:
         "position weights].",
                                type=float)
     min_alpha: float = _opt(1e-4, "Learning rate at the end; it falls linearly over all epochs.")
-    epochs: int | None = _opt(None, "Passes over the corpus [" + _defaults("epochs")
-                              + ", after the first pass that its tree is learned from].", type=int)
+    epochs: int | None = _opt(None, "Passes over the corpus (after --tree-epochs, with a tree "
+                              "learned in this run) [" + _defaults("epochs") + "].", type=int)
     threads: int | None = _opt(None, "Worker threads [all cores].", type=int)
     seed: int = _opt(1, "Random seed.")
     tree: str | None = _opt(None, "How words are arranged in the tree [" + _defaults("tree")

@@ -56,6 +56,7 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 SPLITS = {"5m": (5_000_000, 500_000), "17m": (None, 1_000_000)}
 TREES = {"random": {"tree": "random"}, "huffman": {"tree": "huffman"},
          "balanced": {"tree": "balanced"}, "semantic": {"tree": "semantic"},
+         "adaptive": {"tree": "semantic", "split": "adaptive", "epsilon": 0.0},
          "adaptive(0.25)": {"tree": "semantic", "split": "adaptive", "epsilon": 0.25}}
 LINE = 1000
 

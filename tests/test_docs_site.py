@@ -104,7 +104,7 @@ def test_cli_reference_shows_each_default_that_help_shows(site):
             row = next(cells for cells in rows if first in cells[0].split(", "))
             assert m[1] in row[2], (name, first, m[1], row)
             checked += 1
-    assert checked >= 20
+    assert checked >= 15  # (the settings a model kind sets say theirs in the help text: [5; lbl 16])
 
 
 def test_cli_reference_keeps_help_text_as_written(site):

@@ -858,7 +858,7 @@ def test_memory_defaults_follow_a_containers_limit(work):
     child, procs = made
     try:
         args = ["train", "c.txt", "--arch", "lbl", "--position-weights", "full", "--dim", "4000",
-                "-o", "o.txt"]
+                "--window", "5", "-o", "o.txt"]
         script = f'echo $$ > {procs} && exec "$@"'
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         inside = subprocess.run(["sh", "-c", script, "sh", *hsw2v_command(), *args], cwd=work, env=env,
@@ -867,6 +867,6 @@ def test_memory_defaults_follow_a_containers_limit(work):
             "needs 0.3 GiB of position matrices (N·D² floats), more than half of the memory this "
             "process may use (0.2 GiB): lower --dim or use --position-weights diagonal")
         from hsw2v.settings import TrainSettings  # here, outside the cgroup, it fits
-        TrainSettings(arch="lbl", position_weights="full", dim=4000).resolved()
+        TrainSettings(arch="lbl", position_weights="full", dim=4000, window=5).resolved()
     finally:
         os.rmdir(child)

@@ -162,6 +162,10 @@ def _lbl_epochs(s: Any) -> int:
     return 2 if s.tree == "semantic" else 3
 
 
+_lbl_split.shown = "adaptive with a semantic tree"  # type: ignore[attr-defined]  (for --help)
+_lbl_epochs.shown = "2 on a semantic tree, else 3"  # type: ignore[attr-defined]
+
+
 def half_the_memory() -> int:
     """Half of the memory this process may use (its cgroup's limit, inside a
     container), in bytes: the most LBL's full position matrices may take (N·D²
