@@ -19,7 +19,8 @@ from hsw2v.training.kinds import model_kinds
 from .conftest import REPO, run_hsw2v
 
 RUN = ("--dim", "30", "--epochs", "2", "--threads", "1", "--seed", "9", "--min-count", "3")
-CASES = [(name, ()) for name in sorted(model_kinds)] + [
+CASES = [(name, ("--tree", "huffman") if model_kinds[name].language_model else ())
+         for name in sorted(model_kinds)] + [  # (lbl's learned tree: as skip-gram's below)
     ("skipgram", ("--tree", "semantic", "--split", "adaptive", "--epsilon", "0.3")),
     ("cbow", ("--node-bias",)),
 ]

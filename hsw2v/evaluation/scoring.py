@@ -13,7 +13,7 @@ from numba import njit
 from ..counting.corpus import WordTable
 from ..errors import HSW2VError, param
 from ..hs.codes import word_log_prob
-from ..jit.helpers import JIT, prefetch_row
+from ..jit.helpers import KERNEL, prefetch_row
 from ..settings import MAX_WINDOW
 from ..system.parallel import ordered_map
 from ..text.reader import as_source, corpus_files, iter_blocks, read_ahead
@@ -39,7 +39,7 @@ class HeldOutScore(NamedTuple):
     token_loss: np.ndarray  # float64, one a token of the block
 
 
-@njit(**JIT, inline="always")
+@njit(**KERNEL, inline="always")
 def _score_example(v, target, ctx, n_ctx, position, dim):
     """−log P(target | h) for each row h of the kind's context matrix. The inner
     nodes on the target's paths start loading before the context is computed (a
@@ -60,7 +60,7 @@ def _score_example(v, target, ctx, n_ctx, position, dim):
 _walk = make_walk(_score_example)
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def score_block(ids, sent_ends, n_sents, keep, window, sen, sen_pos, ctx, visitor):
     """Held-out −log P over one block: the walk of training with the full window,
     and no subsampling when ``keep`` is all ones. Examples are the kind's (skip-gram:

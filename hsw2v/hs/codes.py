@@ -145,7 +145,7 @@ def multi_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, s
     return -log_total
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def word_log_prob(H, word, syn1, paths):
     """Σ_c log P(word | h_c), computed along the word's paths only; with several
     codes, P(word | h_c) = Σ_k P(code k | h_c) for each context row."""

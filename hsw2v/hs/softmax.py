@@ -169,7 +169,7 @@ def hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, 
     return loss
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def log_sigmoid(x):
     """log σ(x), stable for large |x|."""
     if x >= 0:
@@ -177,7 +177,7 @@ def log_sigmoid(x):
     return x - np.log1p(np.exp(x))
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def node_log_probs(H, u):
     """(Σ_c log σ(α + h_c·u), Σ_c log σ(−α − h_c·u)): the two branches'
     log-probabilities; α is u's entry after the vector if it has one (a node bias), else 0."""
@@ -308,7 +308,7 @@ def subtree_totals(children, order, leaf_values, out):
         out[inner] = total
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def code_log_prob(H, leaf, syn1, paths):
     """Σ_c log P(code | h_c) along leaf ``leaf``'s path."""
     if H.shape[0] == 1:
@@ -320,7 +320,7 @@ def code_log_prob(H, leaf, syn1, paths):
     return total
 
 
-@njit(**JIT)
+@njit(**KERNEL)
 def _one_row_code_log_prob(h, leaf, syn1, paths):
     """:func:`code_log_prob` for one context row: the branches' σ multiplied, and
     one log at the end (a log a node cost more than the node's dot product), the

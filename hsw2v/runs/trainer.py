@@ -15,7 +15,7 @@ from ..counting.vocab import Vocab
 from ..errors import HSW2VError, param
 from ..model.model import Model
 from ..settings import CHECKPOINT_MINUTES, TREE_KINDS, TrainSettings
-from ..system.compiling import CompileWatch
+from ..system.compiling import CompileWatch, about
 from ..system.memory import release_compiler_pages, release_free_memory
 from ..text.reader import Source, as_source, describe, rereadable
 from ..training.kinds import model_kind
@@ -135,12 +135,12 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
         seconds: dict[str, float] = {}
         first_pass = None
         if tree is None:
-            start = time.perf_counter()
+            start, compiled = time.perf_counter(), watch.seconds
             tree, first_pass = _make_tree(path, vocab, s, tree_from, progress,
                                           spool if spool is not None and spool.usable else None,
                                           type_ids, per_epoch)
-            seconds["tree"] = time.perf_counter() - start
-            if first_pass is not None:
+            seconds["tree"] = time.perf_counter() - start - (watch.seconds - compiled)
+            if first_pass is not None:  # (its seconds: the threads', compiles excluded)
                 seconds["first_pass"] = first_pass.seconds["train"]
                 seconds["tree"] -= seconds["first_pass"]
         if len(tree) != len(vocab):
@@ -244,8 +244,12 @@ def _make_tree(path: Source, vocab: Vocab, s: TrainSettings, tree_from: Model | 
         tree_from = first_pass = _fresh_model(vocab, build_tree("huffman", TreeInputs(
             vocab.words, vocab.counts, first)), first)
         position = Position(per_epoch or vocab.total, exact=per_epoch > 0)
-        first_pass.epoch_loss, seconds = run_epochs(path, first_pass, first, progress, position,
-                                                    spool, type_ids, stage="tree pass")
-        first_pass.seconds = {"train": seconds}
-        check_converging(first_pass)
+        with about(f"the {s.arch} training kernel and the {kind} tree's kernels for dim {s.dim}",
+                   whole=True):
+            first_pass.epoch_loss, seconds = run_epochs(path, first_pass, first, progress,
+                                                        position, spool, type_ids, stage="tree pass")
+            first_pass.seconds = {"train": seconds}
+            check_converging(first_pass)
+            return (build_tree(kind, TreeInputs(vocab.words, vocab.counts, s, tree_from, path)),
+                    first_pass)
     return build_tree(kind, TreeInputs(vocab.words, vocab.counts, s, tree_from, path)), first_pass

@@ -14,17 +14,22 @@ NOTICE_AFTER = 0.5
 """Seconds a compile lasts before the watch says so (loading from numba's cache is faster)."""
 
 
-_what = ["the kernels"]
+_what = [("the kernels", False)]
 
 
 @contextmanager
-def about(what: str) -> Iterator[None]:
-    """Name what compiles inside this block, for a watch's notice."""
-    _what.append(what)
+def about(what: str, whole: bool = False) -> Iterator[None]:
+    """Name what compiles inside this block, for a watch's notice; the innermost
+    name counts, unless an outer one says it names the ``whole`` block."""
+    _what.append((what, whole))
     try:
         yield
     finally:
         _what.pop()
+
+
+def _named() -> str:
+    return next((what for what, whole in _what if whole), _what[-1][0])
 
 
 class CompileWatch:
@@ -73,7 +78,7 @@ class CompileWatch:
                 self._compiles += 1
                 if self.notify and not self.said:
                     self._timer = threading.Timer(NOTICE_AFTER, self._announce,
-                                                  (self._compiles, _what[-1]))
+                                                  (self._compiles, _named()))
                     self._timer.daemon = True
                     self._timer.start()
 
