@@ -39,7 +39,8 @@ KIND_DEFAULTS: dict[str, Any] = {
     "sample": SAMPLE, "node_bias": False, "window": 5, "tree": "huffman",
     "alpha": None,  # (the kind's ModelKind.alpha)
     "split": "balanced", "epsilon": 0.0, "epochs": 5,
-    "tree_epochs": lambda s: s.epochs if tree_builders[s.tree].learns_from_model else None,
+    "tree_epochs": lambda s: (s.epochs if s.tree in tree_builders
+                              and tree_builders[s.tree].learns_from_model else None),
 }
 """The settings whose default a model kind may set (:attr:`ModelKind.defaults`),
 with the default of the kinds that set none, in the order they are filled in (a

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
 import zipfile
 
 import numpy as np
@@ -19,7 +20,7 @@ from hsw2v.training.kinds import model_kind
 from hsw2v.trees.registry import tree_builders
 from hsw2v.trees.tree import huffman
 
-from .conftest import REPO, one_line_error, run_hsw2v
+from .conftest import REPO, hsw2v_command, one_line_error, run_hsw2v
 
 CORPUS = str(REPO / "data" / "enwiki-1m.txt.gz")
 
@@ -356,3 +357,47 @@ def test_lbl_trains_on_dask(tmp_path):
     assert m.settings.arch == "lbl" and np.isfinite(m.epoch_loss).all()
     assert not np.array_equal(m.extra["positions"], np.ones((5, 8), np.float32))
     assert m.extra["start"].shape == (1, 8) and start.sample == 0.0
+
+
+def test_per_line_scores_stream_and_need_a_language_model(lm, tmp_path):
+    """``score --per-line`` writes the first lines' figures while its input is still
+    coming (it never holds the file), one line each, an empty line included; a
+    model without </s> and bad --threads are refused in one line."""
+    import os
+    import select
+    import threading
+
+    proc = subprocess.Popen([*hsw2v_command(), "score", "-", "--model", lm.path, "--per-line"],
+                            cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL,
+                            env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    line = b"the city of london is the capital of england\n\n"
+    fed = threading.Event()
+
+    def feed() -> None:  # 3 MB, and the input stays open until the first lines came back
+        proc.stdin.write(line * 60_000)
+        proc.stdin.flush()
+        fed.wait(120)
+        proc.stdin.close()
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    try:
+        ready, _, _ = select.select([proc.stdout], [], [], 120)
+        assert ready and not fed.is_set(), "no line was scored before the input ended"
+        first = proc.stdout.readline().decode().split("\t")
+        assert int(first[1]) == 10 and int(first[2]) == 0  # 9 words and </s>
+        second = proc.stdout.readline().decode().split("\t")
+        assert int(second[1]) == 1  # the empty line: </s> alone
+        fed.set()
+        rest = proc.stdout.read().decode().splitlines()
+        assert proc.wait(60) == 0 and len(rest) == 2 * 60_000 - 2
+    finally:
+        fed.set()
+        proc.kill()
+    cbow = hsw2v.train(CORPUS, dim=8, epochs=1, max_vocab=300, progress=False)
+    cbow.save(str(tmp_path / "cbow.npz"))
+    (tmp_path / "held.txt").write_text("the city\n")
+    for args, fragment in [(("--model", "cbow.npz", "--per-line"), "needs a language model"),
+                           (("--model", lm.path, "--threads", "0"), "--threads must be at least 1")]:
+        assert fragment in one_line_error(run_hsw2v(tmp_path, "score", "held.txt", *args))
