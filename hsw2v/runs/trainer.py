@@ -235,13 +235,12 @@ def _make_tree(path: Source, vocab: Vocab, s: TrainSettings, tree_from: Model | 
     run's token ``spool`` if it has one."""
     kind = tree_for(s.tree, tree_from is not None)
     builder = tree_builder(kind)
-    first_pass = None
     if builder.learns_from_model and tree_from is None:
         defaults = TrainSettings()
         first = TrainSettings(**{
             **asdict(s), "tree": "huffman", "epochs": s.tree_epochs, "alpha": None,
             **{k: getattr(defaults, k) for k in builder.settings}}).resolved()  # (the kind's rate)
-        tree_from = first_pass = _fresh_model(vocab, build_tree("huffman", TreeInputs(
+        first_pass = _fresh_model(vocab, build_tree("huffman", TreeInputs(
             vocab.words, vocab.counts, first)), first)
         position = Position(per_epoch or vocab.total, exact=per_epoch > 0)
         with about(f"the {s.arch} training kernel and the {kind} tree's kernels for dim {s.dim}",
@@ -250,6 +249,6 @@ def _make_tree(path: Source, vocab: Vocab, s: TrainSettings, tree_from: Model | 
                                                         position, spool, type_ids, stage="tree pass")
             first_pass.seconds = {"train": seconds}
             check_converging(first_pass)
-            return (build_tree(kind, TreeInputs(vocab.words, vocab.counts, s, tree_from, path)),
-                    first_pass)
-    return build_tree(kind, TreeInputs(vocab.words, vocab.counts, s, tree_from, path)), first_pass
+            tree = build_tree(kind, TreeInputs(vocab.words, vocab.counts, s, first_pass, path))
+        return tree, first_pass
+    return build_tree(kind, TreeInputs(vocab.words, vocab.counts, s, tree_from, path)), None
