@@ -62,6 +62,13 @@ class WordCounts:
         kept = self._kept(min_count, max_vocab)
         return Vocab([self.word(i) for i in kept.tolist()], self.counts[kept])
 
+    def marked_vocab(self, vocab: Vocab, word_ids: np.ndarray) -> tuple[Vocab, np.ndarray]:
+        """A language model's vocabulary: ``vocab`` (kept from these counts) with
+        ``<unk>`` (every token outside it) and ``</s>`` (every line), and each type's
+        id in it, from ``word_ids`` (each type's id in ``vocab``, or -1: ``<unk>``)."""
+        marked, new_id = vocab.with_markers(self.tokens - vocab.total, self.lines)
+        return marked, np.where(word_ids >= 0, new_id[np.maximum(word_ids, 0)], -1).astype(np.int32)
+
     def type_ids(self, min_count: int = 5, max_vocab: int | None = None) -> np.ndarray:
         """Each word's id in ``to_vocab(min_count, max_vocab)``, or -1 if it was dropped."""
         kept = self._kept(min_count, max_vocab)

@@ -119,7 +119,7 @@ def vocabulary(counts: WordCounts, min_count: int, max_vocab: int | None, marker
     ``</s>``), the corpus's tokens and its distinct words."""
     vocab = counts.to_vocab(min_count, max_vocab)
     if markers:
-        vocab = vocab.with_markers(counts.tokens - vocab.total, counts.lines)[0]
+        vocab = counts.marked_vocab(vocab, np.empty(0, dtype=np.int32))[0]
     return vocab, counts.tokens, counts.n_types
 
 

@@ -13,7 +13,7 @@ from numba import njit
 from ..counting.corpus import WordTable
 from ..errors import HSW2VError, param
 from ..hs.codes import word_log_prob
-from ..jit.helpers import KERNEL, prefetch_row
+from ..jit.helpers import KERNEL
 from ..settings import MAX_WINDOW
 from ..system.parallel import ordered_map
 from ..text.reader import as_source, corpus_files, iter_blocks, read_ahead
@@ -41,14 +41,7 @@ class HeldOutScore(NamedTuple):
 
 @njit(**KERNEL, inline="always")
 def _score_example(v, target, ctx, n_ctx, position, dim):
-    """−log P(target | h) for each row h of the kind's context matrix. The inner
-    nodes on the target's paths start loading before the context is computed (a
-    deep node's row is mostly in memory, not the cache)."""
-    paths = v.paths
-    for k in range(paths.leaf_offsets[target], paths.leaf_offsets[target + 1]):
-        leaf = paths.leaves[k]
-        for p in range(paths.offsets[leaf], paths.offsets[leaf + 1]):
-            prefetch_row(v.syn1, paths.nodes[p])
+    """−log P(target | h) for each row h of the kind's context matrix."""
     n = context_rows(v.config, v.syn0, v.extra, ctx, n_ctx, v.H, dim)
     loss = 0.0
     for k in range(n):

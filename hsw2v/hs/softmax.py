@@ -311,34 +311,8 @@ def subtree_totals(children, order, leaf_values, out):
 @njit(**KERNEL)
 def code_log_prob(H, leaf, syn1, paths):
     """Σ_c log P(code | h_c) along leaf ``leaf``'s path."""
-    if H.shape[0] == 1:
-        return _one_row_code_log_prob(H[0], leaf, syn1, paths)
     total = 0.0
     for p in range(paths.offsets[leaf], paths.offsets[leaf + 1]):
         left, right = node_log_probs(H, syn1[paths.nodes[p]])
         total += left if paths.codes[p] == 0 else right
     return total
-
-
-@njit(**KERNEL)
-def _one_row_code_log_prob(h, leaf, syn1, paths):
-    """:func:`code_log_prob` for one context row: the branches' σ multiplied, and
-    one log at the end (a log a node cost more than the node's dot product), the
-    product folded into the sum before it could underflow."""
-    dim = h.shape[0]
-    total = 0.0
-    product = 1.0
-    for p in range(paths.offsets[leaf], paths.offsets[leaf + 1]):
-        u = syn1[paths.nodes[p]]
-        x = u[dim] if u.shape[0] > dim else np.float32(0.0)
-        for d in range(dim):
-            x += h[d] * u[d]
-        z = np.float64(x) if paths.codes[p] == 0 else -np.float64(x)
-        if z < -30.0:  # σ(z) ≈ e^z: its log directly
-            total += z - np.log1p(np.exp(z))
-            continue
-        product *= 1.0 / (1.0 + np.exp(-z))
-        if product < 1e-200:
-            total += np.log(product)
-            product = 1.0
-    return total + np.log(product)

@@ -118,7 +118,7 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
             if init_model is None:
                 vocab, word_ids = _pruned(counts, s.min_count, s.max_vocab, corpus)
                 if model_kind(s.arch).language_model:
-                    vocab, word_ids = _with_markers(vocab, word_ids, counts)
+                    vocab, word_ids = counts.marked_vocab(vocab, word_ids)
                 per_epoch = vocab.total if not vocab.markers else counts.tokens + counts.lines
             else:
                 vocab, tree = init_model.vocab, init_model.tree
@@ -175,14 +175,6 @@ def _pruned(counts: WordCounts, min_count: int, max_vocab: int | None, corpus: S
     vocab = counts.to_vocab(min_count, max_vocab)
     check_vocab(vocab, min_count, corpus)
     return vocab, counts.type_ids(min_count, max_vocab)
-
-
-def _with_markers(vocab: Vocab, word_ids: np.ndarray, counts: WordCounts
-                  ) -> tuple[Vocab, np.ndarray]:
-    """A language model's vocabulary: ``vocab`` with ``<unk>`` (every token outside
-    it) and ``</s>`` (every line), and each counted type's id in it (-1: ``<unk>``)."""
-    marked, new_id = vocab.with_markers(counts.tokens - vocab.total, counts.lines)
-    return marked, np.where(word_ids >= 0, new_id[np.maximum(word_ids, 0)], -1).astype(np.int32)
 
 
 def _model_ids(counts: WordCounts, vocab: Vocab, corpus: Source
