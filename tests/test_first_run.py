@@ -7,8 +7,10 @@ import gzip
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +18,7 @@ import pytest
 
 from hsw2v.training.kinds import model_kinds
 
-from .conftest import REPO, run_hsw2v
+from .conftest import REPO, hsw2v_command, run_hsw2v
 
 RUN = ("--dim", "30", "--epochs", "2", "--threads", "1", "--seed", "9", "--min-count", "3")
 CASES = [(name, ("--tree", "huffman") if model_kinds[name].language_model else ())
@@ -143,3 +145,93 @@ def test_commands_that_compute_nothing_load_no_numba(tmp_path, command):
     assert result.returncode == 0, result.stderr
     assert result.stdout
     assert result.stderr.endswith("numba loaded: False"), result.stderr
+
+
+def _children_of(pid: int) -> list[int]:
+    try:
+        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except FileNotFoundError:
+        return []
+
+
+ONE_CORE = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2,
+                              reason="a child compiles ahead only with two cores or more")
+
+
+@ONE_CORE
+def test_a_child_compiles_the_training_kernel_ahead(tmp_path):
+    """With numba's cache empty, a forked child compiles the training kernel into it;
+    the run waits for the child, reaps it, then loads the kernel without compiling
+    (``compile=False`` only loads)."""
+    probe = (
+        "import json, os\n"
+        "from hsw2v.runs import ahead\n"
+        "from hsw2v.runs.kernels import first_kernel\n"
+        "from hsw2v.settings import TrainSettings\n"
+        "s = TrainSettings(dim=13, threads=1).resolved()\n"
+        "before = first_kernel(s, compile=False)\n"
+        "with ahead.compiling_ahead(s):\n"
+        "    child = dict(ahead._children)\n"
+        "    ahead.wait_for_child(s, 'the kernel')\n"
+        "    after = first_kernel(s, compile=False)\n"
+        "try:\n"
+        "    os.waitpid(child[('cbow', 13)], os.WNOHANG)\n"
+        "    reaped = False\n"
+        "except ChildProcessError:\n"
+        "    reaped = True\n"
+        "print(json.dumps({'before': before is None, 'child': list(child.values()),\n"
+        "                  'after': after is not None, 'reaped': reaped, 'me': os.getpid()}))\n")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("PYTHONPATH", None)
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            timeout=600, env=env, check=False)
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout)
+    assert seen["before"], "the cache held the kernel before the child compiled it"
+    assert len(seen["child"]) == 1 and seen["child"][0] != seen["me"]
+    assert seen["after"], "the child's kernel is not in the cache"
+    assert seen["reaped"]
+
+
+def _cold_run(tmp_path: Path, corpus: Path, name: str) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / f"cache-{name}")
+    return subprocess.Popen([*hsw2v_command(), "train", str(corpus), *RUN, "-o",
+                             f"{name}.txt", "--save-model", f"{name}.npz"], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _its_child(run: subprocess.Popen) -> int:
+    """The pid of the child that a cold run forks to compile (waits for it)."""
+    for _ in range(6000):
+        children = _children_of(run.pid)
+        if children:
+            return children[0]
+        assert run.poll() is None, run.communicate()
+        time.sleep(0.005)
+    raise AssertionError("no child compiled ahead")
+
+
+@ONE_CORE
+def test_a_child_that_dies_leaves_the_compile_to_the_run(tmp_path, slice_path):
+    """Kill the compiling child: the run compiles the kernel itself and gives the
+    bits of a run that loads it from a full cache."""
+    run = _cold_run(tmp_path, slice_path, "killed")
+    os.kill(_its_child(run), signal.SIGKILL)
+    out, err = run.communicate(timeout=600)
+    assert run.returncode == 0, err
+    warm = _train(tmp_path, tmp_path / "cache-killed", "warm", slice_path, "cbow", ())[1]
+    assert (tmp_path / "killed.txt").read_bytes() == warm
+
+
+@ONE_CORE
+def test_a_run_stopped_while_its_child_compiles_leaves_no_process(tmp_path, slice_path):
+    """SIGTERM to a cold run while its child compiles: one line, and the child is
+    stopped and reaped with it."""
+    run = _cold_run(tmp_path, slice_path, "stopped")
+    child = _its_child(run)
+    run.send_signal(signal.SIGTERM)
+    _, err = run.communicate(timeout=600)
+    assert run.returncode != 0
+    assert "Traceback" not in err.decode()
+    assert not Path(f"/proc/{child}").exists(), "the child outlived its run"

@@ -170,14 +170,38 @@ def specialised(fn, **names):
     return copy(fn)
 
 
-def for_dim(kernel, *args):
+def for_dim(kernel, *args, compile: bool = True):
     """``kernel`` compiled for ``args``, whose last one, the vector size, becomes a
     compile-time constant; call the result with arguments of the same types.
+    Without ``compile``, only what numba's cache holds: the entry point loaded from
+    it, or None where it would have to compile.
 
     The training kernels ask for that constant with ``numba.literally``. Called
     through the dispatcher, they would be typed again on every call (tens of
     milliseconds a block); the compiled entry point is called directly instead.
     """
     sig = tuple(kernel.typeof_pyval(a) for a in args[:-1]) + (types.literal(int(args[-1])),)
-    kernel.compile(sig)
+    if compile:
+        kernel.compile(sig)
+    elif not _load_cached(kernel, sig):
+        return None
     return kernel.get_overload(sig)
+
+
+def _load_cached(kernel, sig: tuple) -> bool:
+    """Load ``kernel``'s compilation for ``sig`` from numba's cache, as
+    ``Dispatcher.compile`` does before it compiles; whether it is loaded."""
+    from numba.core.compiler_lock import global_compiler_lock
+
+    with global_compiler_lock:
+        if sig in kernel.overloads:
+            return True
+        try:
+            cres = kernel._cache.load_overload(sig, kernel.targetctx)
+        except Exception:  # noqa: BLE001 (an unreadable cache entry: numba compiles instead)
+            return False
+        if cres is None:
+            return False
+        kernel.targetctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
+        kernel.add_overload(cres)
+        return True

@@ -13,6 +13,7 @@ from ..counting.vocab import keep_probabilities
 from ..hs.flat import FlatCodes, FlatPaths
 from ..hs.softmax import subtree_totals
 from ..model.model import Model
+from ..counting.vocab import Vocab
 from ..model.word2vec_format import warm_up_writer
 from ..settings import TrainSettings
 from ..system.compiling import about
@@ -20,7 +21,10 @@ from ..system.memory import release_compiler_pages
 from ..training.block import block_kernel
 from ..training.kinds import model_kind
 from ..training.state import Weights, new_state
+from ..trees.registry import TreeInputs, build_tree
 from ..trees.tree import Tree
+from .ahead import wait_for_child
+from .common import initial_weights
 
 HOT_NODES = 1024
 """With several threads, each thread trains its own copy of the inner nodes
@@ -54,20 +58,73 @@ class KernelSetup(NamedTuple):
     kernel: Any  # train_block's entry point compiled for these types and the dimension
 
 
-def kernel_setup(model: Model, s: TrainSettings) -> KernelSetup:
-    """The :class:`KernelSetup` of training ``model`` with settings ``s``. Loads every
-    kernel the run will call, then hands LLVM's pages back (see :mod:`hsw2v.system.memory`)."""
+class _KernelArgs(NamedTuple):
+    """What the block kernel is compiled for (its types) and runs with."""
+
+    kind: Any
+    config: Any
+    keep: np.ndarray
+    weights: Weights
+    paths: FlatPaths | FlatCodes
+    state: Any
+
+    def kernel(self, dim: int, compile: bool = True) -> Any:
+        """The block kernel for these arguments (see :func:`block_kernel`)."""
+        return block_kernel(*self, dim, compile=compile)
+
+
+def _kernel_args(model: Model, s: TrainSettings, hot_nodes: np.ndarray, hot_slot: np.ndarray
+                 ) -> _KernelArgs:
+    """The block kernel's arguments for training ``model`` with ``s``, with the
+    private inner nodes ``hot_nodes`` (see :func:`hot_inner_nodes`)."""
     tree = model.tree
-    keep = keep_probabilities(model.vocab.counts, s.sample)
-    hot_nodes, hot_slot = hot_inner_nodes(tree, model.vocab.counts, HOT_NODES if s.threads > 1 else 0)
     kind = model_kind(s.arch)
     config = kind.config_of(s)._replace(sync_every=HOT_SYNC_WORDS, fast_rows=kind.fast_rows)
-    paths, longest = tree.training_paths, tree.step_scratch
     weights = Weights(model.vectors, model.node_vectors, hot_nodes, hot_slot, model.extra_matrices)
-    state = new_state(0, 0, s.window, longest, model.node_vectors[hot_nodes],
+    state = new_state(0, 0, s.window, tree.step_scratch, model.node_vectors[hot_nodes],
                       model.extra_matrices)
-    with about(f"the {s.arch} training kernel for dim {s.dim}"):
-        kernel = block_kernel(kind, config, keep, weights, paths, state, s.dim)
+    return _KernelArgs(kind, config, keep_probabilities(model.vocab.counts, s.sample), weights,
+                       tree.training_paths, state)
+
+
+def kernel_setup(model: Model, s: TrainSettings) -> KernelSetup:
+    """The :class:`KernelSetup` of training ``model`` with settings ``s``. Loads every
+    kernel the run will call, then hands LLVM's pages back (see :mod:`hsw2v.system.memory`).
+    The writer's kernel comes first: on a first run, this process compiles it while
+    a child compiles the training kernel (:mod:`hsw2v.runs.ahead`), which this one
+    then waits for and loads."""
+    args = _kernel_args(model, s, *hot_inner_nodes(model.tree, model.vocab.counts,
+                                                  HOT_NODES if s.threads > 1 else 0))
     warm_up_writer(s.dim)
+    what = f"the {s.arch} training kernel for dim {s.dim}"
+    wait_for_child(s, what)
+    with about(what):
+        kernel = args.kernel(s.dim)
     release_compiler_pages()
-    return KernelSetup(keep, hot_nodes, hot_slot, paths, longest, config, kernel)
+    w = args.weights
+    return KernelSetup(args.keep, w.hot_nodes, w.hot_slot, args.paths, model.tree.step_scratch,
+                       args.config, kernel)
+
+
+def smallest_model(s: TrainSettings) -> Model:
+    """A model of three words on a Huffman tree, with settings ``s``: its training
+    kernel is the one a run with ``s`` calls first (the kernel's types depend on the
+    kind, its settings and the vector size, not on the vocabulary)."""
+    kind = model_kind(s.arch)
+    vocab = Vocab(["a", "b", "c"], [3, 2, 1])
+    if kind.language_model:
+        vocab = vocab.with_markers(1, 1)[0]
+    tree = build_tree("huffman", TreeInputs(vocab.words, vocab.counts, s))
+    vectors, node_vectors = initial_weights(len(vocab), tree.n_leaves - 1, s.dim, s.seed,
+                                            s.node_bias)
+    return Model(vocab, tree, vectors, node_vectors, s,
+                 extra=kind.extra_weights(len(vocab), s.dim, s))
+
+
+def first_kernel(s: TrainSettings, compile: bool = True) -> Any:
+    """The training kernel that a run with settings ``s`` calls first, compiled where
+    numba's cache lacks it; without ``compile``, loaded, or None where the cache lacks it."""
+    model = smallest_model(s)
+    hot_slot = np.full(model.tree.n_leaves - 1, -1, dtype=np.int32)
+    hot_slot[0] = 0
+    return _kernel_args(model, s, np.zeros(1, np.int32), hot_slot).kernel(s.dim, compile)

@@ -234,11 +234,13 @@ def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pat
 
 
 def block_kernel(kind: ModelKind, config: Any, keep: np.ndarray, weights: Weights, paths: Any,
-                 state: State, dim: int) -> Any:
+                 state: State, dim: int, compile: bool = True) -> Any:
     """The block kernel of ``kind`` compiled for the type of ``config``, these
     arrays' types and vector size ``dim``: the entry point to call with arguments
-    of the same types (see :func:`hsw2v.jit.helpers.for_dim`)."""
+    of the same types (see :func:`hsw2v.jit.helpers.for_dim`). Without ``compile``,
+    None unless numba's cache holds it."""
     if not isinstance(config, kind.steps().Config):
         raise TypeError(f"a {kind.name} kernel takes its own Config")
     return for_dim(block_kernel_of(kind, isinstance(paths, FlatCodes)), np.empty(0, np.int32),
-                   np.empty(0, np.int64), 0, 0.0, 0.0, keep, weights, paths, config, state, dim)
+                   np.empty(0, np.int64), 0, 0.0, 0.0, keep, weights, paths, config, state, dim,
+                   compile=compile)
