@@ -46,7 +46,7 @@ def reference_h(syn0, positions, start, ctx, full):
     return h
 
 
-_centre = centre_of(model_kind("lbl"))
+_centre = centre_of(model_kind("lbl"), bias=True)  # (an LBL always has node biases)
 
 
 @njit

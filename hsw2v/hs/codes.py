@@ -5,6 +5,8 @@ words sit side by side, over the one-code kernels of :mod:`hsw2v.hs.softmax`.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
@@ -17,8 +19,9 @@ from .softmax import (
     code_log_prob,
     heap_pop,
     heap_push,
-    hs_step,
     log_sigmoid,
+    node_bias_copy,
+    one_code_step,
 )
 
 
@@ -45,35 +48,44 @@ def _codes_of(paths, word):
 @njit(**KERNEL, inline="always")
 def any_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):
     """The SGD step for predicting ``target`` from ``h`` when ``paths`` is a
-    :class:`FlatCodes`: :func:`hs_step` for a word with one code,
-    :func:`multi_code_step` for a word with several (same arguments)."""
+    :class:`FlatCodes`: :func:`one_code_step` for a word with one code,
+    :func:`multi_code_step` for a word with several (same arguments; both read
+    :data:`~hsw2v.hs.softmax.NODE_BIAS`, see :func:`step_for`)."""
     if codes_of(paths, target) > 1:
         return multi_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h,
                                scratch, dim)
-    return hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim)
+    return one_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch,
+                         dim)
 
 
-def step_of(paths: FlatPaths | FlatCodes | bool):
-    """The SGD step for paths like ``paths`` (or for paths with several codes a word,
-    if ``paths`` is True): :func:`any_code_step` for a :class:`FlatCodes`,
-    :func:`hs_step` for a :class:`FlatPaths`."""
-    codes = paths if isinstance(paths, bool) else isinstance(paths, FlatCodes)
-    return any_code_step if codes else hs_step
+NODE_BIAS: bool  # a copy's constant, as in hsw2v.hs.softmax (see step_for)
+
+_steps: dict[tuple[bool, bool], Any] = {}
+
+
+def step_for(codes: bool, bias: bool) -> Any:
+    """The SGD step (an ``inline="always"`` numba function) for paths with several
+    codes a word (:func:`any_code_step`) or one (:func:`one_code_step`), and for
+    node vectors with a bias column or without (see :func:`node_bias_copy`). Made once."""
+    if (codes, bias) not in _steps:
+        _steps[codes, bias] = node_bias_copy(any_code_step if codes else one_code_step, bias)
+    return _steps[codes, bias]
 
 
 def target_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):
-    """The SGD step for predicting ``target`` from ``h``: :func:`step_of` ``paths``.
+    """The SGD step for predicting ``target`` from ``h``: :func:`step_for` ``paths``
+    and ``syn1``'s columns.
 
     In numba code, a stand-in: a kernel gets its own copy of the steps that call it,
-    with ``step_of(paths)`` in its place (:func:`hsw2v.jit.helpers.specialised`), so
-    that it compiles only the step its paths need."""
-    return step_of(paths)(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch,
-                          dim)
+    with the step it needs in its place (:func:`hsw2v.jit.helpers.specialised`), so
+    that it compiles only that step."""
+    step = step_for(isinstance(paths, FlatCodes), syn1.shape[1] > dim)
+    return step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim)
 
 
 @njit(**KERNEL, inline="always")
 def multi_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):
-    """:func:`hs_step` for a target with several codes: P(target | h) = Σ_k p_k, the
+    """:func:`~hsw2v.hs.softmax.one_code_step` for a target with several codes: P(target | h) = Σ_k p_k, the
     sum of its codes' path products, and the step follows the exact gradient of
     log Σ_k p_k: each code's path gets its own gradient scaled by its posterior
     share r_k = p_k / Σ_j p_j.
@@ -84,7 +96,7 @@ def multi_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, s
     gradient at the weights before it. ``scratch`` needs the codes' path lengths
     summed plus the number of codes. Returns −log P(target | h) before the update.
     """
-    bias = syn1.shape[1] > dim
+    bias = NODE_BIAS
     offsets, nodes, codes = paths.offsets, paths.nodes, paths.codes
     k0, k1 = paths.leaf_offsets[target], paths.leaf_offsets[target + 1]
     total = 0

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..jit.helpers import JIT, KERNEL
+from ..jit.helpers import JIT, KERNEL, specialised
 
 
 @njit(**KERNEL, inline="always")
@@ -71,8 +71,24 @@ def branch_loss_grad(z):
     return loss + max(-z - LUT_MAX, 0.0), np.float32(1.0) - sig
 
 
+NODE_BIAS: bool
+"""Whether the node vectors hold a bias column (``--node-bias``): a compile-time
+constant of each copy of the steps that read it (:func:`node_bias_copy`), so that
+numba drops the other case before typing it (a tenth of a first run's compile).
+Not defined here: a step compiled without a copy's constant fails to compile."""
+
+
+def node_bias_copy(fn, bias: bool):
+    """A copy of the ``inline="always"`` numba function ``fn`` for node vectors with
+    a bias column or without (``bias``; see :data:`NODE_BIAS`), and of the inlined
+    functions it calls that read it; its name says which (numba caches it apart)."""
+    copy = specialised(fn, NODE_BIAS=bias)
+    copy.py_func.__qualname__ += "_with_node_bias" if bias else "_without_node_bias"
+    return copy
+
+
 @njit(**KERNEL, inline="always")
-def hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):
+def one_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):
     """One SGD step of hierarchical softmax for predicting ``target`` from ``h``.
 
     Updates the inner-node vectors on the target's path, adds the gradient step
@@ -86,12 +102,13 @@ def hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, 
     the path's length), exactly as node-by-node updates would. Nodes go four at a
     time: one load of h[d] serves four dot products, and grad_h takes the four
     steps in one store (measured on the kernels' benchmarks page). ``dim`` is the
-    vector size, a compile-time constant (see :func:`hsw2v.training.block.train_block`). When
-    ``syn1`` has a column more than ``dim`` (``--node-bias``), it holds each node's
-    bias α, added to the score and trained with it (∂score/∂α = 1). For a target
-    with one code only (see :func:`hsw2v.hs.codes.target_step`).
+    vector size, a compile-time constant (see :func:`hsw2v.training.block.train_block`).
+    With :data:`NODE_BIAS` (a copy's constant, see :func:`node_bias_copy`), ``syn1``'s
+    column after ``dim`` holds each node's bias α, added to the score and trained
+    with it (∂score/∂α = 1). For a target with one code only (see
+    :func:`hsw2v.hs.codes.target_step`).
     """
-    bias = syn1.shape[1] > dim
+    bias = NODE_BIAS
     offsets, nodes, codes = paths.offsets, paths.nodes, paths.codes
     p0 = offsets[target]
     n = offsets[target + 1] - p0
@@ -167,6 +184,21 @@ def hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, 
             u[dim] += g
         p += 1
     return loss
+
+
+_step_with_bias = node_bias_copy(one_code_step, True)
+_step_without_bias = node_bias_copy(one_code_step, False)
+
+
+@njit(**KERNEL, inline="always")
+def hs_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):
+    """:func:`one_code_step` for node vectors with a bias column or without, as
+    ``syn1`` has them (decided as it runs; a kernel takes the copy it needs)."""
+    if syn1.shape[1] > dim:
+        return _step_with_bias(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h,
+                               scratch, dim)
+    return _step_without_bias(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h,
+                              scratch, dim)
 
 
 @njit(**KERNEL)

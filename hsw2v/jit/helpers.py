@@ -35,13 +35,13 @@ FNV_OFFSET = np.uint64(14695981039346656037)
 FNV_PRIME = np.uint64(1099511628211)
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def lcg_next(r):
     """Next state of word2vec.c's 48-bit-multiplier linear congruential generator."""
     return r * _LCG_MUL + _LCG_ADD
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def lcg_uniform(r):
     """A float in [0, 1) from the high 24 bits of a generator state."""
     return np.float32(r >> np.uint64(40)) * np.float32(1.0 / 16777216.0)

@@ -182,6 +182,26 @@ def paths_of(source: Source) -> list[str]:
     return [x.path if isinstance(x, Slice) else x for x in items]
 
 
+def plain_bytes(source: Source) -> int | None:
+    """The bytes of text ``source`` holds, where that is known before reading (local
+    uncompressed files and slices); else None (stdin, a pipe, a compressed file, a URL)."""
+    total = 0
+    for x in [source] if isinstance(source, str | Slice) else list(source):
+        if isinstance(x, Slice):
+            total += x.end - x.start
+            continue
+        if not reads_in_slices(x) or x == "-":
+            return None
+        try:
+            st = os.stat(x)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        total += st.st_size
+    return total
+
+
 def describe(source: Source) -> str:
     """The corpus's name in messages: its path, or the first one and how many more."""
     paths = paths_of(source)

@@ -23,7 +23,7 @@ import numpy as np
 from numba import literally, njit
 from numba.extending import overload
 
-from ..hs.codes import step_of
+from ..hs.codes import step_for
 from ..hs.flat import FlatCodes
 from ..jit.helpers import KERNEL, for_dim, prefetch_row, specialised, with_globals
 from .kinds import ModelKind, kind_of_config
@@ -32,7 +32,7 @@ from .steps import centre_step  # (a stand-in in the templates: see block_kernel
 from .walk import kind_context_words, make_walk
 
 
-@njit(**KERNEL, inline="always")
+@njit(**KERNEL)
 def sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base):
     """Add this thread's changes to its private copies of the hot inner nodes to the
     shared vectors, then refresh the copies from them.
@@ -199,36 +199,44 @@ def _train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pa
     return loss, n_examples
 
 
-_KERNELS: dict[tuple[str, bool], Any] = {}
+_KERNELS: dict[tuple[str, bool, bool], Any] = {}
 
 
-def centre_of(kind: ModelKind, codes: bool = False) -> Any:
+def centre_of(kind: ModelKind, codes: bool = False, bias: bool = False) -> Any:
     """``kind``'s centre step (an ``inline="always"`` numba function) with the SGD
-    step for paths with several codes a word or one (:func:`hsw2v.hs.codes.step_of`)
-    in place of :func:`hsw2v.hs.codes.target_step`."""
-    return specialised(kind.steps().centre, target_step=step_of(codes))
+    step for paths with several codes a word or one, and for node vectors with a
+    bias column or without (:func:`hsw2v.hs.codes.step_for`), in place of
+    :func:`hsw2v.hs.codes.target_step`; and ``bias`` as the steps' own
+    :data:`~hsw2v.hs.softmax.NODE_BIAS`."""
+    return specialised(kind.steps().centre, target_step=step_for(codes, bias), NODE_BIAS=bias)
 
 
-def block_kernel_of(kind: ModelKind, codes: bool = False) -> Any:
+def block_kernel_of(kind: ModelKind, codes: bool = False, bias: bool = False) -> Any:
     """The block kernel (a numba dispatcher, see :func:`_train_block`) of ``kind``
     for paths with several codes a word (:class:`~hsw2v.hs.flat.FlatCodes`) or one
-    (:class:`~hsw2v.hs.flat.FlatPaths`): its centre step, with the SGD step those
-    paths need (:func:`hsw2v.hs.codes.step_of`), and its context words, inlined into
-    one walk, with nothing of the other kinds. Made once; numba caches each of its
-    compilations (the argument types tell the variants apart)."""
-    key = (kind.module, codes)
+    (:class:`~hsw2v.hs.flat.FlatPaths`), and for node vectors with a bias column or
+    without (``bias``): its centre step, with the SGD step those paths need
+    (:func:`hsw2v.hs.codes.step_of`), and its context words, inlined into one walk,
+    with nothing of the other kinds or of the other case of ``bias``. Made once;
+    numba caches each of its compilations (the argument types tell the variants of
+    ``codes`` apart, the name those of ``bias``)."""
+    key = (kind.module, codes, bias)
     if key not in _KERNELS:
         example = njit(**KERNEL, inline="always")(with_globals(
-            _train_example, centre_step=centre_of(kind, codes)))
+            _train_example, centre_step=centre_of(kind, codes, bias)))
         walk = make_walk(example, _before_training, kind_context_words(kind.steps()))
-        _KERNELS[key] = njit(**KERNEL)(with_globals(_train_block, _walk=walk))
+        block = with_globals(_train_block, _walk=walk)
+        if bias:  # (numba names its cache after the function; the arguments' types are alike)
+            block.__qualname__ += "_node_bias"
+        _KERNELS[key] = njit(**KERNEL)(block)
     return _KERNELS[key]
 
 
 def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, paths, config,
                 state, dim):
     """:func:`_train_block` for the kind of ``config``, called from Python (tests)."""
-    kernel = block_kernel_of(kind_of_config(type(config)), isinstance(paths, FlatCodes))
+    kernel = block_kernel_of(kind_of_config(type(config)), isinstance(paths, FlatCodes),
+                             weights.syn1.shape[1] > dim)
     return kernel(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, paths, config,
                   state, dim)
 
@@ -241,6 +249,7 @@ def block_kernel(kind: ModelKind, config: Any, keep: np.ndarray, weights: Weight
     None unless numba's cache holds it."""
     if not isinstance(config, kind.steps().Config):
         raise TypeError(f"a {kind.name} kernel takes its own Config")
-    return for_dim(block_kernel_of(kind, isinstance(paths, FlatCodes)), np.empty(0, np.int32),
+    kernel = block_kernel_of(kind, isinstance(paths, FlatCodes), weights.syn1.shape[1] > dim)
+    return for_dim(kernel, np.empty(0, np.int32),
                    np.empty(0, np.int64), 0, 0.0, 0.0, keep, weights, paths, config, state, dim,
                    compile=compile)

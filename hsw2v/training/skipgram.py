@@ -17,6 +17,9 @@ from ..hs.softmax import branch_loss_grad
 from ..jit.helpers import KERNEL
 
 
+NODE_BIAS: bool  # a copy's constant (see hsw2v.hs.softmax.NODE_BIAS and block.centre_of)
+
+
 class Config(NamedTuple):
     """What skip-gram's kernels read; its type selects skip-gram's steps when numba compiles."""
 
@@ -83,7 +86,7 @@ def skipgram_distinct(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows,
     benchmarks page.)
     """
     H, grad, gram, cross, X, G = rows[0], rows[1], pairs[0], pairs[1], path[0], path[1]
-    bias = syn1.shape[1] > dim
+    bias = NODE_BIAS
     one = np.float32(1.0) if bias else np.float32(0.0)
     offsets, nodes, codes = paths.offsets, paths.nodes, paths.codes
     p0 = offsets[target]
