@@ -5,7 +5,7 @@ directory, wall time of each command (process start included), median of ``--run
     python scripts/bench_first_run.py --runs 5
 
 - ``cold``: ``hsw2v train corpus.txt`` with an empty numba cache (every kernel compiles);
-- ``warm``: the same again, the cache full;
+- ``warm``: the same again, the cache full (each run's cold over its warm: the ratio);
 - ``new dim``: ``--dim 50`` with a cache holding everything but that size;
 - ``--help``, ``vocab | head -5`` and ``similar three`` on the Quick start's files.
 
@@ -75,6 +75,9 @@ def main() -> None:
     for name, values in times.items():
         print(f"{name:10s} {statistics.median(values):6.2f} s  "
               f"(min {min(values):.2f}, max {max(values):.2f})")
+    ratios = [c / w for c, w in zip(times["cold"], times["warm"])]
+    print(f"cold / warm {statistics.median(ratios):5.2f}x  median of the runs' ratios "
+          f"(min {min(ratios):.2f}, max {max(ratios):.2f}; the goal: at most 2.5x)")
 
 
 if __name__ == "__main__":

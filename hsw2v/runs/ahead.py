@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from ..settings import TrainSettings
+from ..training.block import load_callees
 from ..system.compiling import about
 
 _children: dict[tuple, int] = {}  # the pid of the child compiling each kernel
@@ -61,6 +62,7 @@ def compiling_ahead(s: TrainSettings) -> Iterator[None]:
         if pid == 0:
             _compile_and_exit(s)
         _children[key] = pid
+        load_callees()  # (while the child types the kernel: it loads them from the cache)
     try:
         yield
     finally:

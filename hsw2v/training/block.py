@@ -40,6 +40,7 @@ def sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base):
     The nodes near the root lie on almost every path; when threads share them, every
     update moves their cache lines between cores. Private copies, merged every few
     thousand words, keep CBOW scaling with threads (local SGD for those rows).
+    A function of its own, not inlined: the kernel calls it at four places.
     """
     dim = syn1.shape[1]
     for k in range(len(hot_nodes)):
@@ -48,6 +49,14 @@ def sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base):
             row[d] += hot_rows[k, d] - hot_base[k, d]
             hot_rows[k, d] = row[d]
             hot_base[k, d] = row[d]
+
+
+def load_callees() -> None:
+    """Load (or compile) the functions of their own that every block kernel calls,
+    for its types: what a process can do while another compiles a kernel that
+    calls them (see :mod:`hsw2v.runs.ahead`), which then loads them from numba's cache."""
+    rows = np.zeros((1, 1), dtype=np.float32)
+    sync_hot_rows(rows, np.zeros(0, dtype=np.int32), rows, rows)
 
 
 FAST_SYNC_WORDS = 64
