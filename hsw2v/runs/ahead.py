@@ -28,6 +28,8 @@ from ..training.block import load_callees
 from ..system.compiling import about
 
 _children: dict[tuple, int] = {}  # the pid of the child compiling each kernel
+_reaped: set[int] = set()  # those waited for (by wait_for_child)
+_STOPS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
 def _key(s: TrainSettings) -> tuple:
@@ -57,19 +59,26 @@ def compiling_ahead(s: TrainSettings) -> Iterator[None]:
 
     key = _key(s)
     pid = None
-    if key not in _children and _can_fork() and first_kernel(s, compile=False) is None:
-        pid = os.fork()
-        if pid == 0:
-            _compile_and_exit(s)
-        _children[key] = pid
-        load_callees()  # (while the child types the kernel: it loads them from the cache)
     try:
+        if key not in _children and _can_fork() and first_kernel(s, compile=False) is None:
+            signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)  # (none lands mid-fork)
+            try:
+                pid = os.fork()
+                if pid == 0:
+                    _compile_and_exit(s)
+                _children[key] = pid
+            finally:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
+            load_callees()  # (while the child types the kernel: it loads them from the cache)
         yield
     finally:
-        if pid is not None and _children.pop(key, None) == pid:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+        if pid:
+            _children.pop(key, None)
+            if pid not in _reaped:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            _reaped.discard(pid)
 
 
 def _compile_and_exit(s: TrainSettings) -> None:
@@ -77,8 +86,9 @@ def _compile_and_exit(s: TrainSettings) -> None:
     the parent's (its exit handlers, its buffered output)."""
     code = 1
     try:
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        for sig in _STOPS:
             signal.signal(sig, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, 1)
         os.dup2(null, 2)
@@ -93,10 +103,11 @@ def _compile_and_exit(s: TrainSettings) -> None:
 def wait_for_child(s: TrainSettings, what: str) -> None:
     """Wait for the child compiling the training kernel of settings ``s``, if one
     is; the wait counts as compiling ``what`` (the run's compile watch sees it)."""
-    pid = _children.pop(_key(s), None)
-    if pid is None:
+    pid = _children.get(_key(s))
+    if pid is None or pid in _reaped:
         return
     from numba.core import event
 
     with about(what), event.trigger_event("numba:compile", data={"dispatcher": None}):
         os.waitpid(pid, 0)
+    _reaped.add(pid)
