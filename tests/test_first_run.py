@@ -165,21 +165,21 @@ def test_a_child_compiles_the_training_kernel_ahead(tmp_path):
     (``compile=False`` only loads)."""
     probe = (
         "import json, os\n"
-        "from hsw2v.runs import ahead\n"
-        "from hsw2v.runs.kernels import first_kernel\n"
+        "from hsw2v.runs.kernels import first_kernel, first_kernel_ahead\n"
+        "from hsw2v.system import ahead\n"
         "from hsw2v.settings import TrainSettings\n"
         "s = TrainSettings(dim=13, threads=1).resolved()\n"
         "before = first_kernel(s, compile=False)\n"
-        "with ahead.compiling_ahead(s):\n"
-        "    child = dict(ahead._children)\n"
-        "    ahead.wait_for_child(s, 'the kernel')\n"
+        "with first_kernel_ahead(s):\n"
+        "    child = list(ahead._children.values())\n"
+        "    ahead.wait_for_child(('first kernel', 'cbow', 13), 'the kernel')\n"
         "    after = first_kernel(s, compile=False)\n"
         "try:\n"
-        "    os.waitpid(child[('cbow', 13)], os.WNOHANG)\n"
+        "    os.waitpid(child[0], os.WNOHANG)\n"
         "    reaped = False\n"
         "except ChildProcessError:\n"
         "    reaped = True\n"
-        "print(json.dumps({'before': before is None, 'child': list(child.values()),\n"
+        "print(json.dumps({'before': before is None, 'child': child,\n"
         "                  'after': after is not None, 'reaped': reaped, 'me': os.getpid()}))\n")
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("PYTHONPATH", None)

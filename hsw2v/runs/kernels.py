@@ -5,6 +5,8 @@ and reuse it every round (building it each round cost about 10 ms of a 300 ms
 round)."""
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -16,14 +18,14 @@ from ..model.model import Model
 from ..counting.vocab import Vocab
 from ..model.word2vec_format import warm_up_writer
 from ..settings import TrainSettings
+from ..system.ahead import compiling_ahead, wait_for_child
 from ..system.compiling import about
 from ..system.memory import release_compiler_pages
-from ..training.block import block_kernel
+from ..training.block import block_kernel, load_callees
 from ..training.kinds import model_kind
 from ..training.state import Weights, new_state
 from ..trees.registry import TreeInputs, build_tree
 from ..trees.tree import Tree
-from .ahead import wait_for_child
 from .common import initial_weights
 
 HOT_NODES = 1024
@@ -91,13 +93,13 @@ def kernel_setup(model: Model, s: TrainSettings) -> KernelSetup:
     """The :class:`KernelSetup` of training ``model`` with settings ``s``. Loads every
     kernel the run will call, then hands LLVM's pages back (see :mod:`hsw2v.system.memory`).
     The writer's kernel comes first: on a first run, this process compiles it while
-    a child compiles the training kernel (:mod:`hsw2v.runs.ahead`), which this one
-    then waits for and loads."""
+    a child compiles the training kernel (:func:`first_kernel_ahead`), which this
+    one then waits for and loads."""
     args = _kernel_args(model, s, *hot_inner_nodes(model.tree, model.vocab.counts,
                                                   HOT_NODES if s.threads > 1 else 0))
     warm_up_writer(s.dim)
     what = f"the {s.arch} training kernel for dim {s.dim}"
-    wait_for_child(s, what)
+    wait_for_child(_first_kernel_key(s), what)
     with about(what):
         kernel = args.kernel(s.dim)
     release_compiler_pages()
@@ -128,3 +130,22 @@ def first_kernel(s: TrainSettings, compile: bool = True) -> Any:
     hot_slot = np.full(model.tree.n_leaves - 1, -1, dtype=np.int32)
     hot_slot[0] = 0
     return _kernel_args(model, s, np.zeros(1, np.int32), hot_slot).kernel(s.dim, compile)
+
+
+def _first_kernel_key(s: TrainSettings) -> tuple:
+    """What tells runs' first kernels apart (a one-shot tree's first pass has other
+    settings than its run, but the same kernel)."""
+    return "first kernel", s.arch, s.dim
+
+
+@contextmanager
+def first_kernel_ahead(s: TrainSettings) -> Iterator[None]:
+    """Within the block, a forked child compiles the training kernel that a run with
+    settings ``s`` calls first into numba's cache, unless the cache holds it (see
+    :mod:`hsw2v.system.ahead`), while this process compiles the kernel's callees;
+    :func:`kernel_setup` waits for the child, then loads the kernel."""
+    if first_kernel(s, compile=False) is not None:
+        yield
+        return
+    with compiling_ahead(_first_kernel_key(s), lambda: first_kernel(s), load_callees):
+        yield

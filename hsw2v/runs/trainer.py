@@ -21,7 +21,6 @@ from ..text.reader import Source, as_source, describe, rereadable
 from ..training.kinds import model_kind
 from ..trees.registry import TreeInputs, build_tree, tree_builder, tree_for
 from ..trees.tree import Tree
-from .ahead import compiling_ahead
 from .checkpoint import Checkpoints, Position, load_checkpoint, say_resuming
 from .common import (
     CONTINUED,
@@ -31,6 +30,7 @@ from .common import (
     initial_weights,
 )
 from .epochs import run_epochs
+from .kernels import first_kernel_ahead
 
 
 def build_vocab(corpus: Source, min_count: int = 5, max_vocab: int | None = None,
@@ -107,7 +107,7 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
         tree_builder(s.tree).ready(s)  # (a missing database fails before any reading)
     with rereadable(corpus) as path, ExitStack() as cleanup:
         watch = cleanup.enter_context(CompileWatch(progress))
-        cleanup.enter_context(compiling_ahead(s))
+        cleanup.enter_context(first_kernel_ahead(s))
         spool, type_ids, skipped, per_epoch = None, None, None, 0
         if tree_from is not None:
             vocab = tree_from.vocab
@@ -203,7 +203,7 @@ def _resume(corpus: Source, resume: str, saver: Checkpoints | None, progress: bo
     model.settings = s
     if progress:
         say_resuming(resume, position, s.epochs)
-    with rereadable(corpus) as path, compiling_ahead(s):
+    with rereadable(corpus) as path, first_kernel_ahead(s):
         model.epoch_loss, seconds = run_epochs(path, model, s, progress, position, None, None,
                                                 saver)
     check_converging(model)

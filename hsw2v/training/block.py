@@ -54,7 +54,7 @@ def sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base):
 def load_callees() -> None:
     """Load (or compile) the functions of their own that every block kernel calls,
     for its types: what a process can do while another compiles a kernel that
-    calls them (see :mod:`hsw2v.runs.ahead`), which then loads them from numba's cache."""
+    calls them (see :mod:`hsw2v.system.ahead`), which then loads them from numba's cache."""
     rows = np.zeros((1, 1), dtype=np.float32)
     sync_hot_rows(rows, np.zeros(0, dtype=np.int32), rows, rows)
 
