@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from .counting.vocab import Vocab
     from .trees.tree import Tree
 
-LOCAL_ONLY = ("vocab", "tree_from", "init_model")
+LOCAL_ONLY = ("vocab", "tree_from", "init_model", "grow")
 """Options of local training that a Dask run refuses."""
 
 
@@ -50,6 +50,7 @@ def train(
     vocab: Vocab | None = None,
     tree_from: Model | None = None,
     init_model: Model | None = None,
+    grow: bool = False,
     checkpoint: str | None = None,
     checkpoint_every: float = CHECKPOINT_MINUTES,
     resume: str | None = None,
@@ -156,6 +157,10 @@ def train(
     init_model
         A model to train further on ``corpus``, keeping its vocabulary, tree and
         structural settings (local only).
+    grow
+        With ``init_model``: first add the words of ``corpus`` that reach
+        ``min_count`` to its vocabulary, each as a new leaf of its tree; every old
+        word keeps its vector and its code as a prefix of its new one (local only).
     checkpoint
         Save the run's full state to this file every ``checkpoint_every`` minutes
         and after each epoch.
@@ -208,7 +213,7 @@ def train(
     options = {"vocab": vocab, "tree_from": tree_from, "init_model": init_model,
                "checkpoint": given["checkpoint"], "checkpoint_every": given["checkpoint_every"],
                "resume": given["resume"], "count_memory": given["count_memory"],
-               "progress": progress}
+               "progress": progress, **({"grow": True} if given["grow"] else {})}
     if tree is not None and not isinstance(tree, str):
         options["tree"] = tree
     return train_with(corpus, settings, sentences=sentences, engine=engine, client=client,

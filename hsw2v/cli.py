@@ -269,6 +269,9 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
               "and with its settings (only --threads may change).")
 @click.option("--init-model", help="Train this model further on CORPUS, keeping its vocabulary, "
               "tree and vector size; words outside its vocabulary are skipped and counted.")
+@click.option("--grow", is_flag=True, help="With --init-model: first add CORPUS's words that "
+              "reach --min-count to the model's vocabulary, each as a new leaf of its tree (old "
+              "words keep their vectors and codes).")
 @click.option("--count-memory", metavar="SIZE", help=COUNT_MEMORY_HELP)
 @_settings("engine", "scheduler", "workers", "round_words")
 @click.option("--quiet", is_flag=True, help="No progress bar or summary.")
@@ -276,7 +279,8 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
 def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binary: bool,
           cache: bool, save_model: str | None, tree: str | None, tree_from: str | None,
           read_vocab: str | None, checkpoint: str | None, checkpoint_every: float,
-          resume: str | None, init_model: str | None, count_memory: str | None, engine: str,
+          resume: str | None, init_model: str | None, grow: bool, count_memory: str | None,
+          engine: str,
           scheduler: str | None, workers: int | None, round_words: int | None, quiet: bool,
           **settings) -> None:
     """Train word vectors on CORPUS with hierarchical softmax.
@@ -312,6 +316,8 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
                                     ("init-model", init_model), ("resume", resume)] if v]
     if len(starts) > 1:
         raise HSW2VError(f"{' and '.join(starts)} do not go together")
+    if grow and not init_model:
+        raise HSW2VError("--grow grows the vocabulary of --init-model: give the model")
     if not (resume or init_model):  # (those keep the saved model's kind: checked with it)
         TrainSettings(**settings).resolved()  # fail on bad options before reading anything
     if resume or init_model:  # only the settings given here change the saved ones
@@ -335,6 +341,7 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
                        init_model=load_model(init_model) if init_model else None, resume=resume,
                        checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                        count_memory=parse_size(count_memory, "count_memory"), engine=engine,
+                       **({"grow": True} if grow else {}),
                        scheduler=scheduler, workers=workers, round_words=round_words,
                        **({"checkpoint_outputs": {"-o": output, "--save-model": save_model,
                                                   "--binary": "yes" if binary else None}}
@@ -421,11 +428,13 @@ def example_corpus(output: str | None) -> None:
 @click.option("--plot", metavar="FILE", help="Also draw the top levels to FILE (.png, .svg, "
               ".pdf; pip install matplotlib), each node with its most frequent words.")
 @click.option("--levels", default=4, show_default=True, help="Levels drawn by --plot.")
-@click.option("--words", default=3, show_default=True, help="Words on each node drawn.")
+@click.option("--words", default=3, show_default=True, help="Words on each node drawn; new "
+              "words shown for each growth of a grown model.")
 def tree_info(model_path: str | None, as_json: bool, plot: str | None, levels: int, words: int) -> None:
     """Print the shape of a model's tree: kind, depth, mean path lengths (all of a
-    word's codes summed), codes per word, and for a WordNet tree the share of
-    words and tokens WordNet covers.
+    word's codes summed), codes per word, for a WordNet tree the share of words
+    and tokens WordNet covers, and for a model grown by --grow where the most
+    frequent new words went (--words of each growth).
 
     MODEL defaults to model.npz in the current directory."""
     from .model.model import load_model
@@ -438,6 +447,8 @@ def tree_info(model_path: str | None, as_json: bool, plot: str | None, levels: i
         plot_tree(model, plot, levels, words)
         click.echo(f"saved the top {levels} levels of the tree to {plot}", err=True)
     info = model.tree.summary(model.vocab.counts)
+    if model.history:
+        info["grown"] = _growths(model, words)
     _emit(info, as_json, [
         f"tree: {info['kind']}, {info['words']} words", f"depth: {info['depth']}",
         f"mean path length: {info['mean_path_length']:.3f}",
@@ -445,7 +456,26 @@ def tree_info(model_path: str | None, as_json: bool, plot: str | None, levels: i
         f"codes per word: {info['codes_per_word']:.3f} mean, {info['max_codes']} most",
         *([(f"covered by {info['kind']}: {info['covered_words']} words "
             f"({info['covered_word_share']:.1%}), {info['covered_token_share']:.1%} of tokens")]
-          if "covered_word_share" in info else [])])
+          if "covered_word_share" in info else []),
+        *(line for g in info.get("grown", []) for line in [
+            f"grown from {g['from_words']} words by {g['added']}; the most frequent new words "
+            "went beside:", *(f"  {p['word']} beside {p['beside']} (depth {p['depth']})"
+                              for p in g["placed"])])])
+
+
+def _growths(model, shown: int) -> list[dict]:
+    """Each growth of ``model``'s vocabulary, with where its ``shown`` most frequent new
+    words went: the word whose leaf each split, and its depth."""
+    from .trees.grow import split_leaf
+
+    index, depths, out = model.vocab.index, model.tree.depths, []
+    for growth in model.history:
+        ids = sorted(index[w] for w in growth["words"])[:shown]
+        out.append({"from_words": growth["from_words"], "added": len(growth["words"]),
+                    "placed": [{"word": model.vocab.words[i],
+                                "beside": model.vocab.words[split_leaf(model.tree, i)],
+                                "depth": int(depths[i])} for i in ids]})
+    return out
 
 
 @cli.command()

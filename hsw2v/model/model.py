@@ -74,6 +74,9 @@ class Model:
     extra: dict[str, np.ndarray] = field(default_factory=dict)
     """The model kind's matrices beyond the word and inner-node vectors, by name
     (see :attr:`hsw2v.training.kinds.ModelKind.matrices`); none for CBOW and skip-gram."""
+    history: list[dict] = field(default_factory=list)
+    """Each growth of the vocabulary (``grow``), oldest first: ``from_words``, the
+    vocabulary's size before it, and ``words``, the words it added."""
 
     @property
     def extra_matrices(self) -> tuple[np.ndarray, ...]:
@@ -339,6 +342,8 @@ class Model:
             meta["sentence_markers"] = True  # (<unk> and </s>: see hsw2v.counting.vocab.Vocab)
         if self.tree.details:
             meta["tree_details"] = self.tree.details
+        if self.history:
+            meta["history"] = self.history
         arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
                   "words": word_bytes, "word_offsets": offsets, "counts": self.vocab.counts,
                   "children": self.tree.children, "vectors": self.vectors,
@@ -525,6 +530,9 @@ def load_model(path: str) -> Model:
     except HSW2VError as e:
         raise HSW2VError(f"{path}: corrupt model ({e})") from None
     tree.details = dict(meta.get("tree_details", {}))
+    history = meta.get("history", [])
+    if not _growths(history, vocab):
+        raise HSW2VError(f"{path}: corrupt model (history must list growths of its vocabulary)")
     record = meta.get("settings", {})
     try:
         settings = TrainSettings.from_record(record).resolved()
@@ -559,7 +567,7 @@ def load_model(path: str) -> Model:
         raise HSW2VError(f"{path}: corrupt model (epoch_loss and timings must be numbers)")
     return Model(vocab, tree, vectors, node_vectors, settings,
                  [float(x) for x in losses], {k: float(v) for k, v in seconds.items()},
-                 extra={name: extra[name] for name in expected})
+                 extra={name: extra[name] for name in expected}, history=history)
 
 
 def read_vectors(path: str | os.PathLike, make_cache: bool = False) -> Vectors:
@@ -581,6 +589,24 @@ def read_vectors(path: str | os.PathLike, make_cache: bool = False) -> Vectors:
     if path.endswith(".npz"):
         return load_model(path).keyed_vectors()
     return read_word2vec(path, make_cache)
+
+
+def _growths(history: object, vocab: Vocab) -> bool:
+    """Whether ``history`` lists growths: each ``from_words`` a size the vocabulary
+    grew from, in order, and ``words`` distinct words of ``vocab``."""
+    if not isinstance(history, list):
+        return False
+    size = 0
+    for growth in history:
+        if not (isinstance(growth, dict) and set(growth) == {"from_words", "words"}):
+            return False
+        n, words = growth["from_words"], growth["words"]
+        if not (type(n) is int and size <= n and isinstance(words, list)
+                and all(isinstance(w, str) and w in vocab.index for w in words)
+                and len(set(words)) == len(words) and n + len(words) <= len(vocab)):
+            return False
+        size = n + len(words)
+    return True
 
 
 def _counts_by_name(details: object, most: int) -> bool:

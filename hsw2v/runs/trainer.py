@@ -30,6 +30,7 @@ from .common import (
     initial_weights,
 )
 from .epochs import run_epochs
+from .grow import GROWN, check_growable, grown_model
 from .kernels import first_kernel_ahead
 
 
@@ -67,7 +68,8 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
           tree_from: Model | None = None, init_model: Model | None = None,
           checkpoint: str | None = None, checkpoint_every: float = CHECKPOINT_MINUTES,
           resume: str | None = None, count_memory: int | None = None, progress: bool = True,
-          checkpoint_outputs: dict[str, str | None] | None = None, **settings) -> Model:
+          checkpoint_outputs: dict[str, str | None] | None = None, grow: bool = False,
+          **settings) -> Model:
     """Train word vectors on ``corpus``: a path (plain, .gz, .bz2 or .zst; ``-`` for stdin)
     or a list of them, read in order (see :func:`hsw2v.text.reader.corpus_files`).
 
@@ -80,7 +82,8 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
     then starts from.
     ``init_model`` trains that model further on ``corpus``, keeping its vocabulary,
     tree and structural settings (words outside its vocabulary are skipped and
-    counted in ``skipped``). ``checkpoint`` saves the run's full state there every
+    counted in ``skipped``); with ``grow``, the corpus's words that reach the
+    min-count join the vocabulary and the tree first (:mod:`hsw2v.runs.grow`). ``checkpoint`` saves the run's full state there every
     ``checkpoint_every`` minutes and after each epoch; ``resume`` continues the run
     saved in that checkpoint on the same corpus, with its settings (only
     ``threads`` may change). ``count_memory`` bounds the counting pass (bytes; see
@@ -94,11 +97,17 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
         return _resume(corpus, resume, saver, progress, settings)
     if isinstance(tree, str):
         settings["tree"], tree = tree, None
+    if grow and init_model is None:
+        raise HSW2VError(f"{param('grow')} grows the vocabulary of {param('init_model')}: "
+                         "give the model")
     if init_model is not None:
         structural = model_kind(init_model.arch).structural
         s = carried_settings(replace(init_model.settings, threads=None), settings,
-                             tuple(k for k in CONTINUED if k not in structural),
+                             tuple(k for k in CONTINUED + (GROWN if grow else ())
+                                   if k not in structural),
                              f"{param('init_model')} keeps the model's")
+        if grow:
+            check_growable(init_model)
     else:
         s = TrainSettings(**settings).resolved()
     if tree is not None and tree.builder in TREE_KINDS:
@@ -123,6 +132,8 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
                     vocab, word_ids = counts.marked_vocab(vocab, word_ids)
                 per_epoch = vocab.total if not vocab.markers else counts.tokens + counts.lines
             else:
+                if grow:
+                    init_model = grown_model(init_model, counts, s.min_count, s.max_vocab, s.seed)
                 vocab, tree = init_model.vocab, init_model.tree
                 word_ids, skipped = _model_ids(counts, vocab, corpus)
                 per_epoch = counts.tokens - skipped["tokens"]
@@ -151,7 +162,8 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
         release_compiler_pages()
         if init_model is not None:
             model = Model(vocab, tree, init_model.vectors.copy(), init_model.node_vectors.copy(), s,
-                          extra={name: m.copy() for name, m in init_model.extra.items()})
+                          extra={name: m.copy() for name, m in init_model.extra.items()},
+                          history=list(init_model.history))
         else:
             model = _fresh_model(vocab, tree, s)
             if first_pass is not None:  # (the inner nodes are new: they start afresh)

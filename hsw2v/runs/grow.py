@@ -1,0 +1,78 @@
+"""Growing a model's vocabulary with the words of new text (``--grow``): the words
+of the text outside the model's vocabulary that reach the min-count join it, each
+as a new leaf of the tree (:mod:`hsw2v.trees.grow`); every old word keeps its
+vector, its code as a prefix of its new one, and every inner node its vector.
+New words start as word2vec.c starts every word, new inner nodes at zero. The
+vocabulary is in count order again (the counts are the old ones plus the new
+text's), so word ids change; the model's ``history`` records each growth."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..counting.corpus import WordCounts
+from ..counting.vocab import Vocab
+from ..errors import HSW2VError, param
+from ..model.model import Model
+from ..training.kinds import model_kind
+from ..trees.grow import grow_tree
+from .common import initial_weights
+
+GROWN = ("min_count", "max_vocab")
+"""Settings a run that grows a model may change beside those of any continued run."""
+
+PLACED_BY_VECTOR = ("semantic", "wordnet")
+"""Tree builders that place a word by its vector or meaning; a new word has neither
+before it trains, so it joins such a tree by its count like any other."""
+
+
+def check_growable(model: Model) -> None:
+    """Refuse, in one line, a model whose tree or kind cannot take new words."""
+    if model.tree.max_codes > 1:
+        raise HSW2VError(f"{param('grow')}: the model's tree gives words several codes "
+                         f"({model.tree.kind}); a new word cannot take one of an old word's")
+    kind = model_kind(model.arch)
+    one, two = (kind.matrices(n, model.dim, model.settings) for n in (2, 3))
+    if one != two:
+        raise HSW2VError(f"{param('grow')}: {model.arch}'s matrices grow with the vocabulary")
+
+
+def grown_model(model: Model, counts: WordCounts, min_count: int, max_vocab: int | None,
+                seed: int) -> Model:
+    """``model`` with the words of the text counted in ``counts`` that reach
+    ``min_count`` there (old words are all kept; with ``max_vocab``, at most that
+    many words in all, the most frequent new ones first), untrained on that text."""
+    check_growable(model)
+    if model.tree.builder in PLACED_BY_VECTOR:
+        warnings.warn(f"new words join the {model.tree.builder} tree by their counts: before "
+                      "training they have no vectors to place them by", stacklevel=2)
+    vocab = model.vocab
+    text = {counts.word(i): int(c) for i, c in enumerate(counts.counts.tolist())}
+    seen = np.array([text.get(w, 0) for w in vocab.words], dtype=np.int64)
+    first = counts.first.tolist()  # (ties: the first seen first)
+    new = [(-c, first[i], w) for i, (w, c) in enumerate(text.items())
+           if c >= min_count and w not in vocab.index]
+    room = len(new) if max_vocab is None else max(0, max_vocab - len(vocab))
+    new = sorted(new)[:room]
+    merged = vocab.counts + seen
+    if vocab.markers:  # the new text's words outside the grown vocabulary are <unk>
+        inside = int(seen.sum() - seen[vocab.unknown_id] - seen[vocab.end_id])
+        merged[vocab.unknown_id] = vocab.counts[vocab.unknown_id] + max(
+            0, counts.tokens - inside - sum(-c for c, _, _ in new))
+        merged[vocab.end_id] = vocab.counts[vocab.end_id] + counts.lines
+    words = vocab.words + [w for _, _, w in new]
+    all_counts = np.concatenate([merged, np.array([-c for c, _, _ in new], dtype=np.int64)])
+    order = np.lexsort((np.arange(len(words)), -all_counts))  # count order, old words first
+    ids = np.empty(len(words), dtype=np.int64)
+    ids[order] = np.arange(len(words))
+    grown_vocab = Vocab([words[i] for i in order], all_counts[order], markers=vocab.markers)
+    tree = grow_tree(model.tree, ids[:len(vocab)], ids[len(vocab):], grown_vocab.counts).tree
+    vectors = np.empty((len(words), model.dim), dtype=np.float32)
+    vectors[ids[:len(vocab)]] = model.vectors
+    vectors[ids[len(vocab):]] = initial_weights(len(new), 0, model.dim, seed)[0]
+    node_vectors = np.concatenate([model.node_vectors, np.zeros(
+        (len(new), model.node_vectors.shape[1]), dtype=np.float32)])
+    history = [*model.history, {"from_words": len(vocab), "words": [w for _, _, w in new]}]
+    return Model(grown_vocab, tree, vectors, node_vectors, model.settings,
+                 extra={k: m.copy() for k, m in model.extra.items()}, history=history)
