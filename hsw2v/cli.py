@@ -19,13 +19,13 @@ import click
 
 from .errors import HSW2VError
 from .model.default_files import (
-    DEFAULT_BINARY_VECTORS,
     DEFAULT_MODEL,
-    DEFAULT_VECTORS,
     check_default_output,
     default_model,
     default_vectors,
 )
+from .model.word2vec_format import vector_format as vector_format_named
+from .model.word2vec_format import vector_formats
 from .settings import (
     CHECKPOINT_MINUTES,
     COUNT_MEMORY_HELP,
@@ -242,10 +242,13 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
 
 @cli.command()
 @click.argument("corpus", nargs=-1, required=True)
-@click.option("-o", "--output", help="Write the word vectors here (word2vec format) "
-              f"[{DEFAULT_VECTORS}, or {DEFAULT_BINARY_VECTORS} with --binary, when neither "
-              "-o nor --save-model is given].")
-@click.option("--binary", is_flag=True, help="Write word2vec binary instead of text.")
+@click.option("-o", "--output", help="Write the word vectors here, in --format [" + ", ".join(
+              f"{f.default_file} for {f.name}" for f in vector_formats.values())
+              + ", when neither -o nor --save-model is given].")
+@click.option("--format", "vector_format", type=click.Choice(list(vector_formats)),
+              help="The vectors' format [text]: " + "; ".join(
+                  f"{f.name}: {f.help}" for f in vector_formats.values()) + ".")
+@click.option("--binary", is_flag=True, help="The same as --format binary.")
 @click.option("--cache/--no-cache", default=True, show_default=True,
               help="Also keep a copy of the vectors that `similar` loads in milliseconds, in "
               "the user's cache directory (see HSW2V_CACHE_SIZE in the docs' Files guide).")
@@ -276,7 +279,8 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
 @_settings("engine", "scheduler", "workers", "round_words")
 @click.option("--quiet", is_flag=True, help="No progress bar or summary.")
 @click.pass_context
-def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binary: bool,
+def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None,
+          vector_format: str | None, binary: bool,
           cache: bool, save_model: str | None, tree: str | None, tree_from: str | None,
           read_vocab: str | None, checkpoint: str | None, checkpoint_every: float,
           resume: str | None, init_model: str | None, grow: bool, count_memory: str | None,
@@ -304,9 +308,14 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
 
         saved = checkpoint_outputs(resume)  # the resumed run's own outputs
         output, save_model = saved.get("-o"), saved.get("--save-model")
-        binary = binary or saved.get("--binary") is not None
+        vector_format = vector_format or saved.get("--format") or (
+            "binary" if saved.get("--binary") is not None else None)  # (older checkpoints)
+    if binary and vector_format not in (None, "binary"):
+        raise HSW2VError(f"--binary is --format binary: not with --format {vector_format}")
+    chosen = vector_format_named(vector_format or ("binary" if binary else "text"))
+    vector_format = chosen.name
     if not output and not save_model:
-        output, save_model = DEFAULT_BINARY_VECTORS if binary else DEFAULT_VECTORS, DEFAULT_MODEL
+        output, save_model = chosen.default_file, DEFAULT_MODEL
         check_default_output(output, "vectors")
         check_default_output(save_model, "model")
     settings["tree"] = tree_for(tree, bool(tree_from))
@@ -344,10 +353,11 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
                        **({"grow": True} if grow else {}),
                        scheduler=scheduler, workers=workers, round_words=round_words,
                        **({"checkpoint_outputs": {"-o": output, "--save-model": save_model,
-                                                  "--binary": "yes" if binary else None}}
+                                                  "--format": vector_format}}
                           if checkpoint else {}))
     seconds = time.perf_counter() - start
-    writers = {output: lambda f: model.write_vectors(f, binary), save_model: model.write}
+    writers = {output: lambda f: model.write_vectors(f, format=vector_format),
+               save_model: model.write}
     replace_together({k: v for k, v in writers.items() if k})  # both outputs, or neither
     if output and cache:
         write_cache(output, model.words, model.vectors)
@@ -376,7 +386,8 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None, binar
 @click.argument("words", nargs=-1, required=True)
 @click.option("--vectors", "vectors_path",
               help="word2vec text or binary file, or an hsw2v model (.npz) "
-              f"[the newer of {DEFAULT_VECTORS} and {DEFAULT_BINARY_VECTORS} here, else {DEFAULT_MODEL}].")
+              "[the newest of " + " and ".join(f.default_file for f in vector_formats.values())
+              + f" here, else {DEFAULT_MODEL}].")
 @click.option("-n", "topn", default=10, show_default=True, help="How many neighbours.")
 @click.option("--negative", multiple=True,
               help="Subtract this word (repeat for more): king --negative man woman.")

@@ -9,8 +9,9 @@ from click.testing import CliRunner
 
 from hsw2v.cli import cli
 from hsw2v.model.model import read_vectors, write_vectors
+from hsw2v.model.word2vec_format import vector_formats
 
-from .conftest import REPO, run_hsw2v
+from .conftest import REPO, one_line_error, run_hsw2v
 
 
 def run(*args, input=None):
@@ -107,6 +108,22 @@ def test_binary_output_and_stdin(tmp_path, small_corpus):
                  "--epochs", "1", "--quiet", input=text)
     assert result.exit_code == 0, result.output
     assert read_vectors(str(out)).dim == 4
+
+
+@pytest.mark.parametrize("name", sorted(vector_formats))
+def test_each_vector_format_is_an_option_with_its_default_file(tmp_path, small_corpus, name):
+    """--format NAME, for each format of the table, writes the format's default file
+    (when no output is named), which reads back; --binary is --format binary."""
+    args = ("train", small_corpus, "--min-count", "1", "--dim", "4", "--epochs", "1", "--quiet")
+    result = run_hsw2v(tmp_path, *args, "--format", name)
+    assert result.returncode == 0, result.stderr
+    written = tmp_path / vector_formats[name].default_file
+    kv = importlib.import_module("gensim").models.KeyedVectors.load_word2vec_format(
+        str(written), binary=name == "binary")  # (gensim tells the two apart by its flag)
+    assert kv.vectors.shape[1] == 4 and np.allclose(kv.vectors, read_vectors(str(written)).matrix)
+    error = one_line_error(run_hsw2v(tmp_path, *args, "--binary", "--format", "text"))
+    assert "--binary is --format binary" in error
+    assert "--format" in one_line_error(run_hsw2v(tmp_path, *args, "--format", "hdf5"))
 
 
 def test_compressed_corpus_same_vocab(tmp_path, small_corpus):

@@ -13,7 +13,12 @@ from hsw2v.errors import HSW2VError
 from hsw2v.model import word2vec_format as w2v
 from hsw2v.model.model import load_model, read_vectors
 from hsw2v.model.vectors_cache import entry_of
-from hsw2v.model.word2vec_format import read_word2vec, write_vectors, write_vectors_to
+from hsw2v.model.word2vec_format import (
+    read_word2vec,
+    vector_formats,
+    write_vectors,
+    write_vectors_to,
+)
 from hsw2v.runs.trainer import train_locally as train
 from hsw2v.system.files import atomic_write
 
@@ -29,22 +34,22 @@ def matrix():
     return m
 
 
-@pytest.mark.parametrize("binary", [False, True])
-def test_vectors_round_trip_exactly(tmp_path, matrix, binary):
+@pytest.mark.parametrize("name", sorted(vector_formats))
+def test_vectors_round_trip_exactly(tmp_path, matrix, name):
     path = str(tmp_path / "v.bin")
-    write_vectors(path, WORDS, matrix, binary=binary)
+    write_vectors(path, WORDS, matrix, format=name)
     assert not entry_of(path).exists()  # only when asked
     v = read_vectors(path)
     assert v.words == WORDS
     assert np.array_equal(v.matrix, matrix)
 
 
-@pytest.mark.parametrize("binary", [False, True])
-def test_gensim_loads_identical_vectors(tmp_path, matrix, binary):
+@pytest.mark.parametrize("name", sorted(vector_formats))
+def test_gensim_loads_identical_vectors(tmp_path, matrix, name):
     gensim = importlib.import_module("gensim")
     path = str(tmp_path / "v.txt")
-    write_vectors(path, WORDS, matrix, binary=binary)
-    kv = gensim.models.KeyedVectors.load_word2vec_format(path, binary=binary)
+    write_vectors(path, WORDS, matrix, format=name)
+    kv = gensim.models.KeyedVectors.load_word2vec_format(path, binary=name == "binary")
     assert list(kv.index_to_key) == WORDS
     assert np.array_equal(kv.vectors, matrix)
 
@@ -75,7 +80,7 @@ def test_bad_vectors_files(tmp_path, content, message):
 
 def test_binary_with_wrong_dimension(tmp_path, matrix):
     path = tmp_path / "v.bin"
-    write_vectors(str(path), WORDS, matrix, binary=True)
+    write_vectors(str(path), WORDS, matrix, format="binary")
     data = path.read_bytes().replace(b"4 7\n", b"4 6\n", 1)
     path.write_bytes(data)
     os.utime(path, ns=(0, 0))  # the cache no longer matches
@@ -295,7 +300,7 @@ def test_write_vectors_to_is_text_by_default_and_prints_float32_as_printf():
 
 def test_binary_rows_are_word_space_float32_newline():
     buf = io.BytesIO()
-    write_vectors_to(buf, CW, CM.astype(np.float64), binary=True)
+    write_vectors_to(buf, CW, CM.astype(np.float64), format="binary")
     assert buf.getvalue() == binary_file(CW, CM)
 
 
@@ -365,7 +370,7 @@ def test_warm_up_compiles_the_writers_kernel(monkeypatch):
 @pytest.mark.parametrize("binary", [False, True])
 def test_read_matches_hand_parsing_and_gensim(tmp_path, binary):
     path = tmp_path / "v"
-    write_vectors(str(path), CW, CM, binary=binary)
+    write_vectors(str(path), CW, CM, format="binary" if binary else "text")
     words, m = (ref_binary if binary else ref_text)(path.read_bytes())
     assert words == CW and np.array_equal(m, CM)
     assert same(read_word2vec(str(path)), CW, CM)
@@ -577,7 +582,7 @@ def test_cache_is_read_while_size_and_mtime_match(tmp_path, binary):
     back); a new mtime or size makes the file win, and so does an edit in place at
     the same size with the mtime put back (``touch -r``: a new change time)."""
     path = tmp_path / "v"
-    write_vectors(str(path), CW, CM, binary=binary, cache=True)
+    write_vectors(str(path), CW, CM, format="binary" if binary else "text", cache=True)
     original = path.read_bytes()
     entry = entry_of(str(path))
     entry.write_bytes(cache_bytes(path, CW, CM * 2))

@@ -7,18 +7,19 @@ import os
 import zipfile
 
 from ..errors import HSW2VError
+from .word2vec_format import vector_formats
 
-DEFAULT_VECTORS = "vectors.txt"
-DEFAULT_BINARY_VECTORS = "vectors.bin"
+DEFAULT_VECTORS = vector_formats["text"].default_file
 DEFAULT_MODEL = "model.npz"
 """Where ``train`` writes, and the other commands look, when no path is given:
 the current directory, as fastText and git users expect."""
 
 
 def default_vectors() -> str:
-    """The vectors a command reads when none is named: the newer of vectors.txt and
-    vectors.bin in the current directory, else model.npz."""
-    found = [p for p in (DEFAULT_VECTORS, DEFAULT_BINARY_VECTORS) if os.path.isfile(p)]
+    """The vectors a command reads when none is named: the newest of the vector
+    formats' default files (vectors.txt, vectors.bin) in the current directory, else
+    model.npz."""
+    found = [f.default_file for f in vector_formats.values() if os.path.isfile(f.default_file)]
     if found:
         return max(found, key=os.path.getmtime)
     if os.path.isfile(DEFAULT_MODEL):

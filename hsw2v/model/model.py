@@ -37,7 +37,7 @@ from typing import IO, Any
 import numpy as np
 
 from ..counting.vocab import SENTENCE_END, UNKNOWN, Vocab, pack_words
-from ..errors import HSW2VError, UnknownWordError
+from ..errors import HSW2VError, UnknownWordError, param
 from ..settings import TrainSettings
 from ..system.files import atomic_write, check_regular_file
 from ..system.memory import available_memory, release_free_memory
@@ -361,7 +361,8 @@ class Model:
             for name, data in (extra or {}).items():
                 z.writestr(name, data)
 
-    def save_vectors(self, path: str, binary: bool = False, cache: bool = False) -> None:
+    def save_vectors(self, path: str, binary: bool = False, cache: bool = False,
+                     format: str | None = None) -> None:
         """Write the word vectors in word2vec format, atomically.
 
         Parameters
@@ -369,18 +370,22 @@ class Model:
         path
             The file to write (gensim's ``load_word2vec_format`` reads it).
         binary
-            word2vec's binary format instead of text.
+            word2vec's binary format instead of text: ``format="binary"``.
         cache
             Also keep a copy that loads in milliseconds in the user's cache directory
             (:mod:`hsw2v.model.vectors_cache`).
+        format
+            A name of :data:`hsw2v.model.word2vec_format.vector_formats` (``"text"``,
+            ``"binary"``); by default text, or binary with ``binary``.
         """
         release_free_memory()
-        write_vectors(path, self.vocab.words, self.vectors, binary, cache)
+        write_vectors(path, self.vocab.words, self.vectors, _format(format, binary), cache)
 
-    def write_vectors(self, f: IO[bytes], binary: bool = False) -> None:
-        """The word vectors in word2vec format into an open binary file."""
+    def write_vectors(self, f: IO[bytes], binary: bool = False, format: str | None = None) -> None:
+        """The word vectors in word2vec format into an open binary file (see
+        :meth:`save_vectors`)."""
         release_free_memory()
-        write_vectors_to(f, self.vocab.words, self.vectors, binary)
+        write_vectors_to(f, self.vocab.words, self.vectors, _format(format, binary))
 
 
 _MODEL_ARRAYS = {
@@ -589,6 +594,14 @@ def read_vectors(path: str | os.PathLike, make_cache: bool = False) -> Vectors:
     if path.endswith(".npz"):
         return load_model(path).keyed_vectors()
     return read_word2vec(path, make_cache)
+
+
+def _format(format: str | None, binary: bool) -> str:
+    """The vector format a caller asks for: ``format``, or ``binary``'s (its synonym)."""
+    if format is not None and binary and format != "binary":
+        raise HSW2VError(f"{param('binary', True)} is {param('format', 'binary')}: "
+                         f"not with {param('format', format)}")
+    return format or ("binary" if binary else "text")
 
 
 def _growths(history: object, vocab: Vocab) -> bool:

@@ -7,25 +7,63 @@ from __future__ import annotations
 import os
 import stat
 import warnings
-from collections.abc import Iterator, Sequence
-from typing import IO
+from collections.abc import Callable, Iterator, Sequence
+from typing import IO, NamedTuple
 
 import numpy as np
 
 from ..counting.vocab import pack_words
-from ..errors import HSW2VError
+from ..errors import HSW2VError, param
 from ..settings import available_cores
 from ..system.files import atomic_write, check_regular_file
 from .vectors import Vectors
 from .vectors_cache import read_cache, write_cache
 
 
-def write_vectors(path: str, words: Sequence[str], matrix: np.ndarray, binary: bool = False,
-                  cache: bool = False) -> None:
-    """Write word2vec format: a ``V D`` header, then one word and its vector per line.
+class VectorFormat(NamedTuple):
+    """A format of word vector files that hsw2v writes: its name (``--format``), the
+    file ``train`` writes it to when none is named, a line for the help, and the
+    function writing the rows after the ``V D`` header into an open binary file."""
 
-    Text values are written with 9 significant digits, so float32 round-trips exactly.
-    Binary rows are ``word``, a space, D little-endian float32 values and a newline.
+    name: str
+    default_file: str
+    help: str
+    write_rows: Callable[[IO[bytes], Sequence[str], np.ndarray], None]
+
+
+def _text_rows(f: IO[bytes], words: Sequence[str], matrix: np.ndarray) -> None:
+    for chunk in _text_chunks(words, matrix):
+        f.write(chunk)
+
+
+def _binary_rows(f: IO[bytes], words: Sequence[str], matrix: np.ndarray) -> None:
+    raw = matrix.astype("<f4", copy=False)
+    for w, row in zip(words, raw):
+        f.write(w.encode("utf-8") + b" " + row.tobytes() + b"\n")
+
+
+vector_formats: dict[str, VectorFormat] = {f.name: f for f in (
+    VectorFormat("text", "vectors.txt", "word2vec text: a word and its values (9 significant "
+                 "digits, so float32 round-trips) a line", _text_rows),
+    VectorFormat("binary", "vectors.bin", "word2vec binary: a word, a space, its little-endian "
+                 "float32 values and a newline", _binary_rows),
+)}
+"""The vector formats, by name: where a new one joins (reading detects them,
+:func:`read_word2vec`)."""
+
+
+def vector_format(name: str) -> VectorFormat:
+    """The format ``name`` of :data:`vector_formats`, or an error naming them."""
+    if name not in vector_formats:
+        raise HSW2VError(f"{param('format')} must be one of {', '.join(vector_formats)}, "
+                         f"got {name!r}")
+    return vector_formats[name]
+
+
+def write_vectors(path: str, words: Sequence[str], matrix: np.ndarray, format: str = "text",
+                  cache: bool = False) -> None:
+    """Write word vectors in word2vec's format: a ``V D`` header, then one word and its
+    vector per row.
 
     Parameters
     ----------
@@ -35,31 +73,27 @@ def write_vectors(path: str, words: Sequence[str], matrix: np.ndarray, binary: b
         The words, in the file's order.
     matrix
         Their vectors, one row each (float32).
-    binary
-        word2vec's binary format instead of text.
+    format
+        A name of :data:`vector_formats`: ``"text"`` or ``"binary"``.
     cache
         Also keep a copy that makes reading the file back fast, in the user's cache
         directory (see :mod:`hsw2v.model.vectors_cache`).
     """
+    chosen = vector_format(format)
     with atomic_write(path, "wb") as f:
-        write_vectors_to(f, words, matrix, binary)
+        write_vectors_to(f, words, matrix, chosen.name)
     if cache:
         write_cache(path, words, matrix)
 
 
 def write_vectors_to(f: IO[bytes], words: Sequence[str], matrix: np.ndarray,
-                     binary: bool = False) -> None:
+                     format: str = "text") -> None:
     """:func:`write_vectors` into an open binary file."""
+    chosen = vector_format(format)
     matrix = np.ascontiguousarray(matrix, dtype=np.float32)
     n, dim = matrix.shape
     f.write(f"{n} {dim}\n".encode())
-    if binary:
-        raw = matrix.astype("<f4", copy=False)
-        for w, row in zip(words, raw):
-            f.write(w.encode("utf-8") + b" " + row.tobytes() + b"\n")
-    else:
-        for chunk in _text_chunks(words, matrix):
-            f.write(chunk)
+    chosen.write_rows(f, words, matrix)
 
 
 def _text_chunks(words: Sequence[str], matrix: np.ndarray, rows: int = 2048) -> Iterator[memoryview]:
