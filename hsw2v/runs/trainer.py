@@ -7,6 +7,7 @@ import time
 import warnings
 from contextlib import ExitStack
 from dataclasses import asdict, replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -83,7 +84,8 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
     ``init_model`` trains that model further on ``corpus``, keeping its vocabulary,
     tree and structural settings (words outside its vocabulary are skipped and
     counted in ``skipped``); with ``grow``, the corpus's words that reach the
-    min-count join the vocabulary and the tree first (:mod:`hsw2v.runs.grow`). ``checkpoint`` saves the run's full state there every
+    min-count join the vocabulary and the tree first (:mod:`hsw2v.runs.grow`).
+    ``checkpoint`` saves the run's full state there every
     ``checkpoint_every`` minutes and after each epoch; ``resume`` continues the run
     saved in that checkpoint on the same corpus, with its settings (only
     ``threads`` may change). ``count_memory`` bounds the counting pass (bytes; see
@@ -97,6 +99,47 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
         return _resume(corpus, resume, saver, progress, settings)
     if isinstance(tree, str):
         settings["tree"], tree = tree, None
+    s = _run_settings(settings, init_model, grow, tree)
+    with rereadable(corpus) as path, ExitStack() as cleanup:
+        watch = cleanup.enter_context(CompileWatch(progress))
+        cleanup.enter_context(first_kernel_ahead(s))
+        if tree_from is not None:
+            start = Counted(tree_from.vocab, tree, None)
+        elif vocab is None or init_model is not None:
+            spool = cleanup.enter_context(TokenSpool()) if s.spool else None
+            start = _counted(path, corpus, s, init_model, grow, spool, progress, count_memory)
+            if start.tree is None:  # (a ready tree given with a corpus to count)
+                start = start._replace(tree=tree)
+        else:
+            start = Counted(_given_vocab(vocab, s, corpus), tree, None)
+        seconds: dict[str, float] = {}
+        tree, first_pass = start.tree, None
+        if tree is None:
+            began, compiled = time.perf_counter(), watch.seconds
+            tree, first_pass = _make_tree(path, start.vocab, s, tree_from, progress,
+                                          start.spool if start.spool and start.spool.usable
+                                          else None, start.type_ids, start.per_epoch)
+            seconds["tree"] = time.perf_counter() - began - (watch.seconds - compiled)
+            if first_pass is not None:  # (its seconds: the threads', compiles excluded)
+                seconds["first_pass"] = first_pass.seconds["train"]
+                seconds["tree"] -= seconds["first_pass"]
+        model = _starting_model(start.vocab, tree, s, start.init_model, first_pass)
+        spool = _kept(start.spool)
+        # A run that counted the corpus checks each epoch against that count.
+        position = Position(start.per_epoch or start.vocab.total, exact=start.per_epoch > 0)
+        model.epoch_loss, seconds["train"] = run_epochs(path, model, s, progress, position, spool,
+                                                         start.type_ids, saver)
+        seconds["compile"] = watch.seconds
+    check_converging(model)
+    model.seconds = seconds
+    model.skipped = start.skipped
+    return model
+
+
+def _run_settings(settings: dict, init_model: Model | None, grow: bool, tree: Tree | None
+                  ) -> TrainSettings:
+    """The run's settings: ``settings`` resolved, or carried over from ``init_model``
+    (only those a continued or grown run may change); refuses what cannot run."""
     if grow and init_model is None:
         raise HSW2VError(f"{param('grow')} grows the vocabulary of {param('init_model')}: "
                          "give the model")
@@ -114,73 +157,85 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
         s = replace(s, tree=tree.builder)  # recorded with the model: the kind of the tree given
     if tree is None and init_model is None:
         tree_builder(s.tree).ready(s)  # (a missing database fails before any reading)
-    with rereadable(corpus) as path, ExitStack() as cleanup:
-        watch = cleanup.enter_context(CompileWatch(progress))
-        cleanup.enter_context(first_kernel_ahead(s))
-        spool, type_ids, skipped, per_epoch = None, None, None, 0
-        if tree_from is not None:
-            vocab = tree_from.vocab
-        elif vocab is None or init_model is not None:
-            spool = cleanup.enter_context(TokenSpool()) if s.spool else None
-            counts = count_words(path, progress=progress, spool=spool, threads=s.threads,
-                                 min_count=1 if init_model else s.min_count, memory=count_memory)
-            if counts.tokens == 0:
-                raise HSW2VError(f"{describe(path)}: the corpus is empty (no words)")
-            if init_model is None:
-                vocab, word_ids = _pruned(counts, s.min_count, s.max_vocab, corpus)
-                if model_kind(s.arch).language_model:
-                    vocab, word_ids = counts.marked_vocab(vocab, word_ids)
-                per_epoch = vocab.total if not vocab.markers else counts.tokens + counts.lines
-            else:
-                if grow:
-                    init_model = grown_model(init_model, counts, s.min_count, s.max_vocab, s.seed)
-                vocab, tree = init_model.vocab, init_model.tree
-                word_ids, skipped = _model_ids(counts, vocab, corpus)
-                per_epoch = counts.tokens - skipped["tokens"]
-                if vocab.markers:  # (a word outside it is <unk>, and every line ends with </s>)
-                    skipped, per_epoch = None, counts.tokens + counts.lines
-            type_ids = counts.spool_ids(word_ids, vocab.unknown_id)
-        else:
-            vocab = vocab.pruned(s.min_count, s.max_vocab)
-            check_vocab(vocab, s.min_count, corpus)
-            if model_kind(s.arch).language_model and not vocab.markers:
-                vocab = vocab.with_markers(1, 1)[0]  # (their counts are not known without counting)
-        seconds: dict[str, float] = {}
-        first_pass = None
-        if tree is None:
-            start, compiled = time.perf_counter(), watch.seconds
-            tree, first_pass = _make_tree(path, vocab, s, tree_from, progress,
-                                          spool if spool is not None and spool.usable else None,
-                                          type_ids, per_epoch)
-            seconds["tree"] = time.perf_counter() - start - (watch.seconds - compiled)
-            if first_pass is not None:  # (its seconds: the threads', compiles excluded)
-                seconds["first_pass"] = first_pass.seconds["train"]
-                seconds["tree"] -= seconds["first_pass"]
-        if len(tree) != len(vocab):
-            raise HSW2VError(f"the tree has {len(tree)} leaves but the vocabulary {len(vocab)} words")
-        release_free_memory()  # the counting pass's garbage, before the big allocations
-        release_compiler_pages()
-        if init_model is not None:
-            model = Model(vocab, tree, init_model.vectors.copy(), init_model.node_vectors.copy(), s,
-                          extra={name: m.copy() for name, m in init_model.extra.items()},
-                          history=list(init_model.history))
-        else:
-            model = _fresh_model(vocab, tree, s)
-            if first_pass is not None:  # (the inner nodes are new: they start afresh)
-                model.vectors, model.extra = first_pass.vectors, first_pass.extra
-        if spool is not None and not spool.usable:
-            warnings.warn(f"the token spool in {tempfile.gettempdir()} could not be kept "
-                          f"({spool.failure}); each epoch reads the text again", stacklevel=2)
-            spool = None
-        # A run that counted the corpus checks each epoch against that count.
-        position = Position(per_epoch or vocab.total, exact=per_epoch > 0)
-        model.epoch_loss, seconds["train"] = run_epochs(path, model, s, progress, position, spool,
-                                                         type_ids, saver)
-        seconds["compile"] = watch.seconds
-    check_converging(model)
-    model.seconds = seconds
-    model.skipped = skipped
+    return s
+
+
+class Counted(NamedTuple):
+    """What a run starts from: the vocabulary, the tree if already known, the model
+    it continues (grown, with ``grow``), and from counting the corpus: the token
+    spool, each counted type's word id in the vocabulary, the words skipped, and
+    the tokens an epoch trains (0 when not counted)."""
+
+    vocab: Vocab
+    tree: Tree | None
+    init_model: Model | None
+    spool: TokenSpool | None = None
+    type_ids: list[np.ndarray] | None = None
+    skipped: dict[str, int] | None = None
+    per_epoch: int = 0
+
+
+def _counted(path: Source, corpus: Source, s: TrainSettings, init_model: Model | None,
+             grow: bool, spool: TokenSpool | None, progress: bool, count_memory: int | None
+             ) -> Counted:
+    """Count the corpus (into ``spool``): the vocabulary kept, or ``init_model``'s
+    (grown by the corpus's words with ``grow``)."""
+    counts = count_words(path, progress=progress, spool=spool, threads=s.threads,
+                         min_count=1 if init_model else s.min_count, memory=count_memory)
+    if counts.tokens == 0:
+        raise HSW2VError(f"{describe(path)}: the corpus is empty (no words)")
+    tree, skipped = None, None
+    if init_model is None:
+        vocab, word_ids = _pruned(counts, s.min_count, s.max_vocab, corpus)
+        if model_kind(s.arch).language_model:
+            vocab, word_ids = counts.marked_vocab(vocab, word_ids)
+        per_epoch = vocab.total if not vocab.markers else counts.tokens + counts.lines
+    else:
+        if grow:
+            init_model = grown_model(init_model, counts, s.min_count, s.max_vocab, s.seed)
+        vocab, tree = init_model.vocab, init_model.tree
+        word_ids, skipped = _model_ids(counts, vocab, corpus)
+        per_epoch = counts.tokens - skipped["tokens"]
+        if vocab.markers:  # (a word outside it is <unk>, and every line ends with </s>)
+            skipped, per_epoch = None, counts.tokens + counts.lines
+    return Counted(vocab, tree, init_model, spool, counts.spool_ids(word_ids, vocab.unknown_id),
+                   skipped, per_epoch)
+
+
+def _given_vocab(vocab: Vocab, s: TrainSettings, corpus: Source) -> Vocab:
+    """A vocabulary given instead of counting, pruned by the run's settings."""
+    vocab = vocab.pruned(s.min_count, s.max_vocab)
+    check_vocab(vocab, s.min_count, corpus)
+    if model_kind(s.arch).language_model and not vocab.markers:
+        vocab = vocab.with_markers(1, 1)[0]  # (their counts are not known without counting)
+    return vocab
+
+
+def _starting_model(vocab: Vocab, tree: Tree, s: TrainSettings, init_model: Model | None,
+                    first_pass: Model | None) -> Model:
+    """The model the epochs start from: ``init_model``'s weights, or fresh ones (the
+    word vectors and kind's matrices of a one-shot tree's ``first_pass``)."""
+    if len(tree) != len(vocab):
+        raise HSW2VError(f"the tree has {len(tree)} leaves but the vocabulary {len(vocab)} words")
+    release_free_memory()  # the counting pass's garbage, before the big allocations
+    release_compiler_pages()
+    if init_model is not None:
+        return Model(vocab, tree, init_model.vectors.copy(), init_model.node_vectors.copy(), s,
+                     extra={name: m.copy() for name, m in init_model.extra.items()},
+                     history=list(init_model.history))
+    model = _fresh_model(vocab, tree, s)
+    if first_pass is not None:  # (the inner nodes are new: they start afresh)
+        model.vectors, model.extra = first_pass.vectors, first_pass.extra
     return model
+
+
+def _kept(spool: TokenSpool | None) -> TokenSpool | None:
+    """``spool`` if it could be kept; else None, with a warning: epochs read the text."""
+    if spool is not None and not spool.usable:
+        warnings.warn(f"the token spool in {tempfile.gettempdir()} could not be kept "
+                      f"({spool.failure}); each epoch reads the text again", stacklevel=3)
+        return None
+    return spool
 
 
 def _pruned(counts: WordCounts, min_count: int, max_vocab: int | None, corpus: Source
