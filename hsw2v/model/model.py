@@ -487,6 +487,29 @@ def load_model(path: str) -> Model:
         The file is missing, damaged or not a model; one line says what is wrong.
     """
     path = os.fspath(path)
+    meta, arrays = _members(path)
+    vectors, node_vectors = arrays["vectors"], arrays["node_vectors"]
+    vocab, tree = _vocab_and_tree(path, meta, arrays)
+    settings = _settings(path, meta, vectors.shape[1], tree)
+    extra = _kind_matrices(path, arrays, settings, len(vocab), vectors.shape[1])
+    if node_vectors.shape[1] != vectors.shape[1] + settings.node_bias:
+        raise HSW2VError(f"{path}: corrupt model (node_vectors has {node_vectors.shape[1]} columns "
+                         f"for vectors of {vectors.shape[1]}, node_bias {settings.node_bias})")
+    record = meta.get("settings", {})
+    losses = record.get("epoch_loss", [])
+    seconds = {k[:-len("_seconds")]: v for k, v in record.items() if k.endswith("_seconds")}
+    if not isinstance(losses, list) or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool)
+            for x in [*losses, *seconds.values()]):
+        raise HSW2VError(f"{path}: corrupt model (epoch_loss and timings must be numbers)")
+    return Model(vocab, tree, vectors, node_vectors, settings,
+                 [float(x) for x in losses], {k: float(v) for k, v in seconds.items()},
+                 extra=extra, history=meta.get("history", []))
+
+
+def _members(path: str) -> tuple[dict, dict[str, np.ndarray]]:
+    """A model file's metadata and arrays, read without unpickling and each checked
+    against its declared size; the arrays' values checked (:func:`_check_arrays`)."""
     check_regular_file(path, "a model file")
     shapes = _declared_shapes(path)
     try:
@@ -505,16 +528,20 @@ def load_model(path: str) -> Model:
             f"{path}: model format version {meta.get('version')}, "
             f"but this hsw2v reads versions 1 to {MODEL_VERSION}"
         )
+    _check_arrays(path, meta, arrays)
+    return meta, arrays
+
+
+def _check_arrays(path: str, meta: dict, arrays: dict[str, np.ndarray]) -> None:
+    """Refuse, in one line, arrays whose values a model cannot hold."""
     offsets, counts = arrays["word_offsets"], arrays["counts"]
-    vectors, node_vectors = arrays["vectors"], arrays["node_vectors"]
-    n = len(counts)
     problems = [
         (offsets[0] != 0 or offsets[-1] != len(arrays["words"]) or np.any(np.diff(offsets) <= 0),
          "word_offsets do not index the words"),  # or a word is empty
         (counts.min() < 1 or np.any(counts[1:] > counts[:-1]),
          "counts must be positive and in descending order"),
-        (not np.isfinite(vectors).all(), "vectors hold NaN or infinity"),
-        (not np.isfinite(node_vectors).all(), "node_vectors hold NaN or infinity"),
+        (not np.isfinite(arrays["vectors"]).all(), "vectors hold NaN or infinity"),
+        (not np.isfinite(arrays["node_vectors"]).all(), "node_vectors hold NaN or infinity"),
         (not isinstance(meta.get("tree", "huffman"), str), "the tree kind is not a string"),
         (not isinstance(meta.get("tree_builder", ""), str), "the tree's builder is not a string"),
         (not _counts_by_name(meta.get("tree_details", {}), int(counts.sum())),
@@ -523,9 +550,14 @@ def load_model(path: str) -> Model:
     for bad, what in problems:
         if bad:
             raise HSW2VError(f"{path}: corrupt model ({what})")
+
+
+def _vocab_and_tree(path: str, meta: dict, arrays: dict[str, np.ndarray]) -> tuple[Vocab, Tree]:
+    """The model's vocabulary and tree, and its history checked against them."""
+    offsets, counts = arrays["word_offsets"], arrays["counts"]
     blob = arrays["words"].tobytes()
     try:
-        words = [blob[offsets[i]:offsets[i + 1]].decode("utf-8") for i in range(n)]
+        words = [blob[offsets[i]:offsets[i + 1]].decode("utf-8") for i in range(len(counts))]
         vocab = Vocab(words, counts, markers=meta.get("sentence_markers") is True)
         kind = meta.get("tree", "huffman")  # (files before "tree_builder": the kind's first word)
         tree = Tree(arrays["children"], kind, arrays.get("extra_leaves"),
@@ -535,21 +567,31 @@ def load_model(path: str) -> Model:
     except HSW2VError as e:
         raise HSW2VError(f"{path}: corrupt model ({e})") from None
     tree.details = dict(meta.get("tree_details", {}))
-    history = meta.get("history", [])
-    if not _growths(history, vocab):
+    if not _growths(meta.get("history", []), vocab):
         raise HSW2VError(f"{path}: corrupt model (history must list growths of its vocabulary)")
+    return vocab, tree
+
+
+def _settings(path: str, meta: dict, dim: int, tree: Tree) -> TrainSettings:
+    """The model's settings, checked against its vectors' width and its tree."""
     record = meta.get("settings", {})
     try:
         settings = TrainSettings.from_record(record).resolved()
     except HSW2VError as e:
         raise HSW2VError(f"{path}: corrupt model ({e})") from None
-    if "dim" in record and settings.dim != vectors.shape[1]:  # (--init-model would carry it)
+    if "dim" in record and settings.dim != dim:  # (--init-model would carry it)
         raise HSW2VError(f"{path}: corrupt model (its settings say dim {settings.dim}, its "
-                         f"vectors are {vectors.shape[1]} wide)")
+                         f"vectors are {dim} wide)")
     if tree.max_codes > max(settings.max_codes, 1):  # bounds training's scratch
         raise HSW2VError(f"{path}: corrupt model (a word has {tree.max_codes} codes, "
                          f"more than max_codes {settings.max_codes})")
-    expected = model_kind(settings.arch).matrices(n, vectors.shape[1], settings)
+    return settings
+
+
+def _kind_matrices(path: str, arrays: dict[str, np.ndarray], settings: TrainSettings, n: int,
+                   dim: int) -> dict[str, np.ndarray]:
+    """The model kind's matrices, each of the shape the kind gives it, all finite."""
+    expected = model_kind(settings.arch).matrices(n, dim, settings)
     extra = {k[len(KIND_MATRIX):]: v for k, v in arrays.items() if k.startswith(KIND_MATRIX)}
     for name in sorted(set(expected) | set(extra)):
         if name not in expected:
@@ -561,18 +603,7 @@ def load_model(path: str) -> Model:
                              f"not {tuple(expected[name])})")
         if not np.isfinite(extra[name]).all():
             raise HSW2VError(f"{path}: corrupt model ({KIND_MATRIX}{name} holds NaN or infinity)")
-    if node_vectors.shape[1] != vectors.shape[1] + settings.node_bias:
-        raise HSW2VError(f"{path}: corrupt model (node_vectors has {node_vectors.shape[1]} columns "
-                         f"for vectors of {vectors.shape[1]}, node_bias {settings.node_bias})")
-    losses = record.get("epoch_loss", [])
-    seconds = {k[:-len("_seconds")]: v for k, v in record.items() if k.endswith("_seconds")}
-    if not isinstance(losses, list) or not all(
-            isinstance(x, (int, float)) and not isinstance(x, bool)
-            for x in [*losses, *seconds.values()]):
-        raise HSW2VError(f"{path}: corrupt model (epoch_loss and timings must be numbers)")
-    return Model(vocab, tree, vectors, node_vectors, settings,
-                 [float(x) for x in losses], {k: float(v) for k, v in seconds.items()},
-                 extra={name: extra[name] for name in expected}, history=history)
+    return {name: extra[name] for name in expected}
 
 
 def read_vectors(path: str | os.PathLike, make_cache: bool = False) -> Vectors:
