@@ -303,30 +303,10 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None,
     from .text.reader import corpus_files
     from .trees.registry import tree_for
 
-    if resume and not output and not save_model and os.path.isfile(resume):
-        from .runs.checkpoint import checkpoint_outputs
-
-        saved = checkpoint_outputs(resume)  # the resumed run's own outputs
-        output, save_model = saved.get("-o"), saved.get("--save-model")
-        vector_format = vector_format or saved.get("--format") or (
-            "binary" if saved.get("--binary") is not None else None)  # (older checkpoints)
-    if binary and vector_format not in (None, "binary"):
-        raise HSW2VError(f"--binary is --format binary: not with --format {vector_format}")
-    chosen = vector_format_named(vector_format or ("binary" if binary else "text"))
-    vector_format = chosen.name
-    if not output and not save_model:
-        output, save_model = chosen.default_file, DEFAULT_MODEL
-        check_default_output(output, "vectors")
-        check_default_output(save_model, "model")
+    output, save_model, vector_format = _train_outputs(output, save_model, vector_format, binary,
+                                                       resume)
     settings["tree"] = tree_for(tree, bool(tree_from))
-    if tree_from and read_vocab:
-        raise HSW2VError("--tree-from uses that model's vocabulary; drop --read-vocab")
-    starts = [f"--{k}" for k, v in [("tree-from", tree_from), ("read-vocab", read_vocab),
-                                    ("init-model", init_model), ("resume", resume)] if v]
-    if len(starts) > 1:
-        raise HSW2VError(f"{' and '.join(starts)} do not go together")
-    if grow and not init_model:
-        raise HSW2VError("--grow grows the vocabulary of --init-model: give the model")
+    _check_starts(tree_from, read_vocab, init_model, resume, grow)
     if not (resume or init_model):  # (those keep the saved model's kind: checked with it)
         TrainSettings(**settings).resolved()  # fail on bad options before reading anything
     if resume or init_model:  # only the settings given here change the saved ones
@@ -362,24 +342,65 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None,
     if output and cache:
         write_cache(output, model.words, model.vectors)
     if not quiet:
-        losses = ", ".join(f"{x:.4f}" for x in model.epoch_loss)
-        took = getattr(model, "seconds", {})
-        compiling = took.get("compile", 0.0)
-        extra = f" (and {compiling:.1f} s compiling)" if compiling >= 0.05 else ""
-        stages = (f": a first pass of {model.settings.tree_epochs} epoch"
-                  f"{'s' * (model.settings.tree_epochs > 1)} on a Huffman tree "
-                  f"{took['first_pass']:.1f} s, the {model.tree.kind} tree learned from it "
-                  f"{took['tree']:.1f} s, then {model.settings.epochs} epochs on it "
-                  f"{took['train']:.1f} s" if "first_pass" in took else "")
-        click.echo(f"{len(model.vocab)} words x {model.dim} dims in {seconds - compiling:.1f} s"
-                   f"{extra}{stages}; mean -log P per epoch: {losses}", err=True)
-        if model.skipped:
-            click.echo(f"{model.skipped['tokens']} tokens ({model.skipped['types']} types) of "
-                       "CORPUS are not in the model's vocabulary and were skipped", err=True)
-        written = [f"vectors to {output}"] if output else []
-        written += [f"model to {save_model}"] if save_model else []
-        written = [w + " (replaced)" * (w.split(" to ", 1)[1] in replaced) for w in written]
-        click.echo(f"saved {' and '.join(written)}", err=True)
+        _say_trained(model, seconds, output, save_model, replaced)
+
+
+def _train_outputs(output: str | None, save_model: str | None, vector_format: str | None,
+                   binary: bool, resume: str | None) -> tuple[str | None, str | None, str]:
+    """Where ``train`` writes, and the vectors' format: as given; for ``--resume``
+    without either, the resumed run's own; else the format's default files here."""
+    if resume and not output and not save_model and os.path.isfile(resume):
+        from .runs.checkpoint import checkpoint_outputs
+
+        saved = checkpoint_outputs(resume)  # the resumed run's own outputs
+        output, save_model = saved.get("-o"), saved.get("--save-model")
+        vector_format = vector_format or saved.get("--format") or (
+            "binary" if saved.get("--binary") is not None else None)  # (older checkpoints)
+    if binary and vector_format not in (None, "binary"):
+        raise HSW2VError(f"--binary is --format binary: not with --format {vector_format}")
+    chosen = vector_format_named(vector_format or ("binary" if binary else "text"))
+    if not output and not save_model:
+        output, save_model = chosen.default_file, DEFAULT_MODEL
+        check_default_output(output, "vectors")
+        check_default_output(save_model, "model")
+    return output, save_model, chosen.name
+
+
+def _check_starts(tree_from: str | None, read_vocab: str | None, init_model: str | None,
+                  resume: str | None, grow: bool) -> None:
+    """Refuse, in one line, the options a run cannot start from together."""
+    if tree_from and read_vocab:
+        raise HSW2VError("--tree-from uses that model's vocabulary; drop --read-vocab")
+    starts = [f"--{k}" for k, v in [("tree-from", tree_from), ("read-vocab", read_vocab),
+                                    ("init-model", init_model), ("resume", resume)] if v]
+    if len(starts) > 1:
+        raise HSW2VError(f"{' and '.join(starts)} do not go together")
+    if grow and not init_model:
+        raise HSW2VError("--grow grows the vocabulary of --init-model: give the model")
+
+
+def _say_trained(model, seconds: float, output: str | None, save_model: str | None,
+                 replaced: set[str]) -> None:
+    """``train``'s closing lines: the run's size, time (each stage's, and the
+    compile's apart) and losses; the words skipped; the files written or replaced."""
+    losses = ", ".join(f"{x:.4f}" for x in model.epoch_loss)
+    took = getattr(model, "seconds", {})
+    compiling = took.get("compile", 0.0)
+    extra = f" (and {compiling:.1f} s compiling)" if compiling >= 0.05 else ""
+    stages = (f": a first pass of {model.settings.tree_epochs} epoch"
+              f"{'s' * (model.settings.tree_epochs > 1)} on a Huffman tree "
+              f"{took['first_pass']:.1f} s, the {model.tree.kind} tree learned from it "
+              f"{took['tree']:.1f} s, then {model.settings.epochs} epochs on it "
+              f"{took['train']:.1f} s" if "first_pass" in took else "")
+    click.echo(f"{len(model.vocab)} words x {model.dim} dims in {seconds - compiling:.1f} s"
+               f"{extra}{stages}; mean -log P per epoch: {losses}", err=True)
+    if model.skipped:
+        click.echo(f"{model.skipped['tokens']} tokens ({model.skipped['types']} types) of "
+                   "CORPUS are not in the model's vocabulary and were skipped", err=True)
+    written = [f"vectors to {output}"] if output else []
+    written += [f"model to {save_model}"] if save_model else []
+    written = [w + " (replaced)" * (w.split(" to ", 1)[1] in replaced) for w in written]
+    click.echo(f"saved {' and '.join(written)}", err=True)
 
 
 @cli.command()
