@@ -132,86 +132,115 @@ def count_words(path: Source, progress: bool = False, spool: TokenSpool | None =
     if size is not None and size <= ONE_THREAD_BLOCKS * block_bytes:
         threads = 1
     map_large_allocations()
-    buffers = (2 + 2 * threads + (4 * threads if spool is not None else 0)) * block_bytes
-    share = max(int((memory - buffers) / (threads * SPILL_FACTOR)), 4 << 20)
-    tables = [CountTable(t) for t in range(threads)]
-    spills: list[Spill] = []
-    blocks = enumerate(read_ahead(iter_blocks(path, block_bytes), depth=2 + threads))
-    lock, turn = threading.Lock(), threading.Condition()
-    written, tokens, lines, generations = [0], [0], [0], [threads]
-    failures: list[BaseException] = []
-
-    def work(t: int, bar) -> None:
-        codes = np.empty(0, dtype=np.uint8)
-        try:
-            while not failures:
-                raise_pending()
-                with lock:
-                    b, block = next(blocks, (-1, b""))
-                if b < 0:
-                    return
-                buf = np.frombuffer(block, dtype=np.uint8)
-                table = tables[t]
-                n_tokens = len(buf) // 2 + 1  # at most as many new words
-                if table.nbytes_after(len(buf), n_tokens) > share:
-                    n_tokens = count_tokens(buf)  # exactly (a pass over the block)
-                if table.nbytes_after(len(buf), n_tokens) > share and table.n_types:
-                    spill = Spill(table, spool_directory(spool))
-                    with lock:
-                        spills.append(spill)
-                        table = tables[t] = CountTable(generations[0])
-                        generations[0] += 1
-                check_types(table, len(buf), path)
-                room = 4 * len(buf) + 8 if spool is not None and spool.usable else 0
-                if len(codes) < room:
-                    codes = np.empty(room, dtype=np.uint8)
-                n, k = table.count(buf, b, codes[:room], n_tokens)
-                with turn:  # the spool takes the blocks in order
-                    if spool is not None:  # (not whether it is usable: that may change)
-                        turn.wait_for(lambda b=b: written[0] == b or failures)
-                    if k and not failures:
-                        spool.write(codes[:k], table.generation)
-                    written[0] += 1
-                    tokens[0] += n
-                    lines[0] += block.count(b"\n")
-                    turn.notify_all()
-                    bar.update(n)
-        except BaseException as e:  # noqa: BLE001 (re-raised by the calling thread)
-            failures.append(e)
-            with turn:
-                turn.notify_all()
-
+    counting = _Counting(path, spool, block_bytes, threads, memory)
     try:
         with progress_bar(progress, unit="word", unit_scale=True, desc="vocab", leave=False) as bar:
-            workers = [threading.Thread(target=work, args=(t, bar), daemon=True)
-                       for t in range(1, threads)]
-            for w in workers:
-                w.start()
-            work(0, bar)
-            for w in workers:  # not after Ctrl-C: a worker may wait for input that never comes
-                while w.is_alive() and not any(isinstance(e, KeyboardInterrupt) for e in failures):
-                    w.join(0.05)
-                    raise_pending()
-        if failures:
-            raise failures[0]
-        live = [t for t in tables if t.n_types]
-        if spills or sum(t.nbytes for t in live) > memory // 2:  # merge from disk
-            spills += [Spill(t, spool_directory(spool)) for t in live]
-            live = tables = []
-        if not spills and len(live) <= 1:
-            merged = kept_types(live[0] if live else tables[0], min_count)
-        else:
-            merged = merge_counts(live, spills, min_count, threads,
-                                  memory - sum(t.nbytes for t in live), ids=spool is not None)
+            counting.run(bar)
+        merged = counting.merged(min_count)
     finally:
-        for spill in spills:
-            spill.close()
+        counting.close()
     if len(merged.types.counts) > MAX_TYPES:
         raise HSW2VError(f"{describe(path)}: more than {MAX_TYPES:,} distinct words reach "
                          f"min-count {min_count}; raise it")
     none = np.empty(0, dtype=np.int32)  # a table that counted nothing
-    table_ids = [merged.table_ids.get(g, none) for g in range(generations[0])]
-    return WordCounts(*merged.types, tokens[0], merged.n_types, table_ids, lines[0])
+    table_ids = [merged.table_ids.get(g, none) for g in range(counting.generations)]
+    return WordCounts(*merged.types, counting.tokens, merged.n_types, table_ids, counting.lines)
+
+
+class _Counting:
+    """One counting pass (:func:`count_words`): ``threads`` take the corpus's blocks in
+    turn, each counting into its own table (spilling it to disk past its share of
+    ``memory``), and hand their blocks' codes to the spool in corpus order."""
+
+    def __init__(self, path: Source, spool: TokenSpool | None, block_bytes: int, threads: int,
+                 memory: int) -> None:
+        self.path, self.spool, self.threads, self.memory = path, spool, threads, memory
+        buffers = (2 + 2 * threads + (4 * threads if spool is not None else 0)) * block_bytes
+        self.share = max(int((memory - buffers) / (threads * SPILL_FACTOR)), 4 << 20)
+        self.tables = [CountTable(t) for t in range(threads)]
+        self.spills: list[Spill] = []
+        self.blocks = enumerate(read_ahead(iter_blocks(path, block_bytes), depth=2 + threads))
+        self.lock, self.turn = threading.Lock(), threading.Condition()
+        self.written = self.tokens = self.lines = 0
+        self.generations = threads  # tables made so far (a spill starts a new one)
+        self.failures: list[BaseException] = []
+
+    def run(self, bar) -> None:
+        """Count every block on the threads; re-raise the first failure."""
+        workers = [threading.Thread(target=self._work, args=(t, bar), daemon=True)
+                   for t in range(1, self.threads)]
+        for w in workers:
+            w.start()
+        self._work(0, bar)
+        for w in workers:  # not after Ctrl-C: a worker may wait for input that never comes
+            while w.is_alive() and not any(isinstance(e, KeyboardInterrupt) for e in self.failures):
+                w.join(0.05)
+                raise_pending()
+        if self.failures:
+            raise self.failures[0]
+
+    def _work(self, t: int, bar) -> None:
+        """Thread ``t``: count blocks into its table until none is left."""
+        codes = np.empty(0, dtype=np.uint8)
+        try:
+            while not self.failures:
+                raise_pending()
+                with self.lock:
+                    b, block = next(self.blocks, (-1, b""))
+                if b < 0:
+                    return
+                buf = np.frombuffer(block, dtype=np.uint8)
+                table, n_tokens = self._room(t, buf)
+                room = 4 * len(buf) + 8 if self.spool is not None and self.spool.usable else 0
+                if len(codes) < room:
+                    codes = np.empty(room, dtype=np.uint8)
+                n, k = table.count(buf, b, codes[:room], n_tokens)
+                with self.turn:  # the spool takes the blocks in order
+                    if self.spool is not None:  # (not whether it is usable: that may change)
+                        self.turn.wait_for(lambda b=b: self.written == b or self.failures)
+                    if k and not self.failures:
+                        self.spool.write(codes[:k], table.generation)
+                    self.written += 1
+                    self.tokens += n
+                    self.lines += block.count(b"\n")
+                    self.turn.notify_all()
+                    bar.update(n)
+        except BaseException as e:  # noqa: BLE001 (re-raised by the calling thread)
+            self.failures.append(e)
+            with self.turn:
+                self.turn.notify_all()
+
+    def _room(self, t: int, buf: np.ndarray) -> tuple[CountTable, int]:
+        """Thread ``t``'s table with room for ``buf``'s words within its share (its
+        words spilled to disk first if not), and a bound on their number."""
+        table = self.tables[t]
+        n_tokens = len(buf) // 2 + 1  # at most as many new words
+        if table.nbytes_after(len(buf), n_tokens) > self.share:
+            n_tokens = count_tokens(buf)  # exactly (a pass over the block)
+        if table.nbytes_after(len(buf), n_tokens) > self.share and table.n_types:
+            spill = Spill(table, spool_directory(self.spool))
+            with self.lock:
+                self.spills.append(spill)
+                table = self.tables[t] = CountTable(self.generations)
+                self.generations += 1
+        check_types(table, len(buf), self.path)
+        return table, n_tokens
+
+    def merged(self, min_count: int):
+        """The tables merged by hash partition (from disk after a spill), keeping the
+        words seen ``min_count`` times."""
+        live = [t for t in self.tables if t.n_types]
+        if self.spills or sum(t.nbytes for t in live) > self.memory // 2:  # merge from disk
+            self.spills += [Spill(t, spool_directory(self.spool)) for t in live]
+            live = self.tables = []
+        if not self.spills and len(live) <= 1:
+            return kept_types(live[0] if live else self.tables[0], min_count)
+        return merge_counts(live, self.spills, min_count, self.threads,
+                            self.memory - sum(t.nbytes for t in live), ids=self.spool is not None)
+
+    def close(self) -> None:
+        for spill in self.spills:
+            spill.close()
 
 
 def spool_directory(spool: TokenSpool | None) -> str | None:
