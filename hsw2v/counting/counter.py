@@ -356,17 +356,7 @@ def merge_partitions(live: list[CountTable], spills: list[Spill], min_count: int
     (the result, 4 bytes a type of every table), then the runs being merged, which
     are as many as it takes for ``threads`` of them to fit in the rest. Without
     ``ids``, there are no id maps (``table_ids`` is empty)."""
-    n_part = np.zeros(N_PARTS, dtype=np.int64)
-    b_part = np.zeros(N_PARTS, dtype=np.int64)
-    parts = []
-    for i, t in enumerate(live):
-        part, types, nbytes = t.partitions(skip[i] if skip else None)
-        parts.append(part)
-        n_part += types
-        b_part += nbytes
-    for s in spills:
-        n_part += np.diff(s.types)
-        b_part += np.diff(s.bytes)
+    parts, n_part, b_part = _partition_sizes(live, spills, skip)
     maps = {t.generation: np.full(t.n_types if ids else 0, -1, dtype=np.int32) for t in live}
     maps.update({s.generation: np.full(s.n if ids else 0, -1, dtype=np.int32) for s in spills})
     fixed = sum(m.nbytes for m in maps.values()) + sum(p.nbytes for p in parts)
@@ -424,6 +414,24 @@ def merge_partitions(live: list[CountTable], spills: list[Spill], min_count: int
     else:
         maps = {}
     return Merged(concatenated([r[0] for r in results]), sum(r[1] for r in results), maps)
+
+
+def _partition_sizes(live: list[CountTable], spills: list[Spill],
+                     skip: list[np.ndarray] | None) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """Each live table's partition of every type (``skip``: see :func:`merge_partitions`),
+    and the types and word bytes of each partition over all tables."""
+    n_part = np.zeros(N_PARTS, dtype=np.int64)
+    b_part = np.zeros(N_PARTS, dtype=np.int64)
+    parts = []
+    for i, t in enumerate(live):
+        part, types, nbytes = t.partitions(skip[i] if skip else None)
+        parts.append(part)
+        n_part += types
+        b_part += nbytes
+    for s in spills:
+        n_part += np.diff(s.types)
+        b_part += np.diff(s.bytes)
+    return parts, n_part, b_part
 
 
 def _groups(cost: np.ndarray, at_least: int, threads: int) -> list[tuple[int, int]]:

@@ -310,6 +310,40 @@ def load_database(directory: Path) -> Database:
     return _database(str(directory), stamp)
 
 
+def _hierarchy(covered: list[int], sense: list, database: Database, top: tuple
+               ) -> dict[tuple, list]:
+    """Each node's children (word ids, or node keys) in the IS-A hierarchy above the
+    ``covered`` words' senses, up to ``top`` over each part of speech; a cycle of
+    hypernyms fails in one line."""
+    below: dict[tuple, list] = {top: []}
+    for w in covered:
+        node: tuple = ("synset", sense[w].part, sense[w].offset)
+        below.setdefault(node, []).append(w)
+        seen = {node}
+        while True:
+            syn = database.synset(node[1], node[2], "(a word's sense)")
+            if syn.hypernym is None:
+                parent = ("part", syn.part)
+            else:
+                parent = ("synset", *syn.hypernym)
+                database.synset(*syn.hypernym, syn)  # checks the offset
+                if parent in seen:
+                    raise HSW2VError(f"{database.where(syn)}: its hypernyms form a cycle")
+                seen.add(parent)
+            fresh = parent not in below
+            siblings = below.setdefault(parent, [])
+            if node not in siblings:
+                siblings.append(node)
+            if parent[0] == "part":
+                if fresh:
+                    below[top].append(parent)
+                break
+            if not fresh:
+                break
+            node = parent
+    return below
+
+
 def wordnet_tree(words: list[str], counts: np.ndarray, database: Database,
                  rest=huffman, vectors: np.ndarray | None = None,
                  split: str = "balanced") -> Tree:
@@ -344,32 +378,7 @@ def wordnet_tree(words: list[str], counts: np.ndarray, database: Database,
     sense = [database.sense_of(w) for w in words]
     covered = [w for w in range(n) if sense[w] is not None]
     top = ("top",)
-    below: dict[tuple, list] = {top: []}  # node -> children: word ids (int) or node keys
-    for w in covered:
-        node: tuple = ("synset", sense[w].part, sense[w].offset)
-        below.setdefault(node, []).append(w)
-        seen = {node}
-        while True:
-            syn = database.synset(node[1], node[2], "(a word's sense)")
-            if syn.hypernym is None:
-                parent = ("part", syn.part)
-            else:
-                parent = ("synset", *syn.hypernym)
-                database.synset(*syn.hypernym, syn)  # checks the offset
-                if parent in seen:
-                    raise HSW2VError(f"{database.where(syn)}: its hypernyms form a cycle")
-                seen.add(parent)
-            fresh = parent not in below
-            siblings = below.setdefault(parent, [])
-            if node not in siblings:
-                siblings.append(node)
-            if parent[0] == "part":
-                if fresh:
-                    below[top].append(parent)
-                break
-            if not fresh:
-                break
-            node = parent
+    below = _hierarchy(covered, sense, database, top)
     children: list[tuple[int, int]] = []
     X = None if vectors is None else np.asarray(vectors, dtype=np.float64)
 
