@@ -1,8 +1,8 @@
 """The package's structure stays layered, at two levels: no import cycle between
 modules or between subpackages (imports inside functions count too), subpackages
 and top-level modules import only those listed before them in the architecture
-page's layer table, no underscore name is imported across subpackages, and numba
-kernels stay narrow. Imports under ``if TYPE_CHECKING:`` are for type hints
+page's layer table, no underscore name is imported across subpackages, numba
+kernels stay narrow, and no Python function holds over 60 lines of code. Imports under ``if TYPE_CHECKING:`` are for type hints
 only and do not count."""
 from __future__ import annotations
 
@@ -178,3 +178,34 @@ def test_kernels_stay_narrow():
                     "jit" in ast.unparse(d) for d in node.decorator_list):
                 n = len(node.args.args) + len(node.args.kwonlyargs)
                 assert n <= MAX_KERNEL_PARAMS, f"{path.name}: {node.name} takes {n} parameters"
+
+
+MAX_FUNCTION_LINES = 60
+
+
+def code_lines(node: ast.FunctionDef, source: list[str]) -> int:
+    """Lines of a function's code: its docstring, comments and blank lines not counted."""
+    body = node.body
+    doc = (body[0].end_lineno - body[0].lineno + 1
+           if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+           and isinstance(body[0].value.value, str) else 0)
+    lines = source[node.lineno - 1:node.end_lineno]
+    return sum(1 for ln in lines if ln.strip() and not ln.strip().startswith("#")) - doc
+
+
+def test_functions_stay_short():
+    """No Python function over 60 lines of code (numba kernels are exempt); the count
+    itself is checked on a function of known length."""
+    sample = ast.parse('def f():\n    """Doc\n    string."""\n    # a comment\n    a = 1\n\n    return a\n')
+    assert code_lines(sample.body[0], 'def f():\n    """Doc\n    string."""\n    # a comment\n'
+                      '    a = 1\n\n    return a\n'.splitlines()) == 3
+    long = []
+    for path in PACKAGE.rglob("*.py"):
+        source = path.read_text().splitlines()
+        for node in ast.walk(ast.parse("\n".join(source))):
+            if isinstance(node, ast.FunctionDef) and not any(
+                    "jit" in ast.unparse(d) or "overload" in ast.unparse(d)
+                    for d in node.decorator_list):
+                if (n := code_lines(node, source)) > MAX_FUNCTION_LINES:
+                    long.append(f"{path.relative_to(PACKAGE)}: {node.name} ({n})")
+    assert not long, long
