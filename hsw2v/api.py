@@ -61,6 +61,7 @@ def train(
     scheduler: str | None = None,
     workers: int | None = None,
     round_words: int | None = None,
+    **declared: Any,
 ) -> Model:
     """Train word vectors on a corpus of files or on sentences in memory, in this
     process or on a Dask cluster.
@@ -185,6 +186,9 @@ def train(
     round_words
         With ``engine="dask"``: the words each worker trains between two
         combinations of the weights (default: the model kind's).
+    **declared
+        The settings of model kinds and trees registered beyond the built-in ones,
+        by the names they declare (:func:`hsw2v.settings.declared_settings`).
 
     Returns
     -------
@@ -207,7 +211,8 @@ def train(
     corpus, vocab = given["corpus"], given["vocab"]
     defaults = TrainSettings()
     settings = {f.name: given[f.name] for f in fields(TrainSettings)
-                if f.name != "tree" and given[f.name] != getattr(defaults, f.name)}
+                if f.name not in ("tree", "extra") and given[f.name] != getattr(defaults, f.name)}
+    settings.update(declared)  # (TrainSettings.given refuses a name no kind or tree declares)
     if isinstance(tree, str):
         settings["tree"] = tree
     options = {"vocab": vocab, "tree_from": tree_from, "init_model": init_model,

@@ -164,6 +164,22 @@ def _setting(name: str, help_suffix: str = "", **override):
     return click.option(meta.get("flag", "--" + name.replace("_", "-")), **kw)
 
 
+def _declared_options(command):
+    """Options for the settings that model kinds and trees registered beyond the
+    built-in ones declare (:func:`hsw2v.settings.declared_settings`; the built-in
+    ones are TrainSettings fields): unset unless given."""
+    from .settings import FIELDS, declared_settings
+
+    for d in reversed([d for d in declared_settings().values() if d.name not in FIELDS]):
+        kw: dict = {"default": None, "help": f"{d.help} [{d.default}]"}
+        if d.allowed() is not None:
+            kw["type"] = click.Choice(list(d.allowed()))
+        elif d.flag is None:
+            kw["type"] = d.value_type
+        command = click.option(d.flag or "--" + d.name.replace("_", "-"), d.name, **kw)(command)
+    return command
+
+
 def _settings(*names: str):
     """The click options for several settings (see :func:`_setting`), in this order."""
     def add(command):
@@ -262,6 +278,7 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
               "wordnet: split wide nodes by those vectors.")
 @_settings("split", "epsilon", "max_codes", "huffman_levels", "tree_epochs", "wordnet",
            "wordnet_rest", "node_bias", "position_weights")
+@_declared_options
 @click.option("--read-vocab", help="Use this 'word count' file instead of counting the corpus.")
 @_setting("spool")
 @click.option("--checkpoint", help="Save the full training state here (atomically) every "
@@ -308,7 +325,7 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None,
     settings["tree"] = tree_for(tree, bool(tree_from))
     _check_starts(tree_from, read_vocab, init_model, resume, grow)
     if not (resume or init_model):  # (those keep the saved model's kind: checked with it)
-        TrainSettings(**settings).resolved()  # fail on bad options before reading anything
+        TrainSettings.given(settings).resolved()  # fail on bad options before reading anything
     if resume or init_model:  # only the settings given here change the saved ones
         settings = {k: v for k, v in settings.items()
                     if ctx.get_parameter_source(k) is click.core.ParameterSource.COMMANDLINE

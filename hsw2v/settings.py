@@ -9,9 +9,9 @@ from typing import Any
 
 from .errors import HSW2VError, param
 from .system.memory import parse_size  # noqa: F401 (the CLI and scripts take it from here)
-from .training.kinds import POSITION_WEIGHTS, model_kinds
+from .training.declared import Setting, declared
+from .training.kinds import model_kinds
 from .trees.registry import tree_builders
-from .trees.tree import SPLITS
 
 ARCHS = tuple(model_kinds)
 SAMPLE = 1e-3
@@ -63,13 +63,33 @@ def _opt(default, help: str, **extra) -> field:
     return field(default=default, metadata={"help": help, **extra})
 
 
+def declared_settings() -> dict[str, Setting]:
+    """The settings the registered model kinds and tree builders declare, by name."""
+    return declared([model_kinds.values(), tree_builders.values()])
+
+
+def _declared(name: str, suffix: str = "") -> field:
+    """The field of a setting a kind or tree declares (:mod:`hsw2v.training.declared`):
+    its default, help (with ``suffix``), type, choices and flag come from there."""
+    d = declared_settings()[name]
+    extra = {k: v for k, v in (("choices", d.allowed()), ("flag", d.flag), ("type", d.type))
+             if v is not None}
+    return _opt(d.default, d.help + suffix, **extra)
+
+
+def owners(name: str) -> dict[str, list[str]]:
+    """The option (``arch``, ``tree``) and entries that declare setting ``name``."""
+    return {option: [k for k, entry in registry.items()
+                     if any(x.name == name for x in entry.settings)]
+            for option, registry in (("arch", model_kinds), ("tree", tree_builders))}
+
+
 @dataclass
 class TrainSettings:
     """Hyper-parameters of a training run (word2vec.c / gensim defaults)."""
 
     arch: str = _opt("cbow", " ".join(k.help for k in model_kinds.values()), choices=ARCHS)
-    cbow_mean: bool = _opt(True, "CBOW context vector: mean or sum of the context word vectors.",
-                           flag="--cbow-mean/--cbow-sum")
+    cbow_mean: bool = _declared("cbow_mean")
     dim: int = _opt(100, "Vector dimension.")
     window: int | None = _opt(None, "Maximum context distance; each position draws a width in "
                               "1..window (lbl: exactly this many preceding words) ["
@@ -90,35 +110,24 @@ class TrainSettings:
     seed: int = _opt(1, "Random seed.")
     tree: str | None = _opt(None, "How words are arranged in the tree [" + _defaults("tree")
                             + "; with --tree-from, semantic].", choices=TREE_KINDS, type=str)
-    split: str | None = _opt(None, "semantic (and wordnet with --tree-from): halve each node's "
-                             "words, or send each word to its likelier mixture component ["
-                             + _defaults("split") + "].", choices=SPLITS, type=str)
-    epsilon: float | None = _opt(None, "semantic, adaptive split: a word whose responsibility lies "
-                                 "within this of ½ goes to both sides and gets several codes "
-                                 "(Mnih & Hinton's ADAPTIVE(ε); 0: one code a word) ["
-                                 + _defaults("epsilon") + "].", type=float)
-    tree_epochs: int | None = _opt(None, "semantic, learned in this run (no --tree-from): the "
-                                   "epochs of the first pass, on a Huffman tree, whose predictions "
-                                   "the tree is learned from; the run then starts from that pass's "
-                                   "word vectors [" + _defaults("tree_epochs") + "].", type=int)
-    max_codes: int = _opt(4, "With --epsilon: the most codes a word may get.")
-    huffman_levels: int = _opt(0, "semantic: keep Huffman's tree down to this depth and group "
-                               "words by meaning only below it (10 lowers skip-gram's held-out "
-                               "perplexity a little).")
-    wordnet: str | None = _opt(None, "wordnet: the WordNet database's directory [$WNHOME/dict, "
-                               "/usr/share/wordnet, or NLTK's corpora/wordnet].", type=str)
-    wordnet_rest: str = _opt("huffman", "wordnet: the tree over the words WordNet lacks.",
-                             choices=COUNT_TREE_KINDS)
+    split: str | None = _declared("split", " [" + _defaults("split") + "].")
+    epsilon: float | None = _declared("epsilon", " [" + _defaults("epsilon") + "].")
+    tree_epochs: int | None = _declared("tree_epochs", " [" + _defaults("tree_epochs") + "].")
+    max_codes: int = _declared("max_codes")
+    huffman_levels: int = _declared("huffman_levels")
+    wordnet: str | None = _declared("wordnet")
+    wordnet_rest: str = _declared("wordnet_rest")
     node_bias: bool | None = _opt(None, "Give every inner node a trained bias: P(branch) = "
                                   "σ(α + h·u) (Mnih & Hinton's node model) [off; always on for lbl].",
                                   flag="--node-bias/--no-node-bias", type=bool)
-    position_weights: str = _opt("diagonal", "lbl: each position's weights on its word's "
-                                 "vector, a D-vector (diagonal) or a D×D matrix (full).",
-                                 choices=POSITION_WEIGHTS)
+    position_weights: str = _declared("position_weights")
     spool: bool = _opt(True, "Keep the counted tokens in an unnamed temporary file (about 2 "
                        "bytes a token, in $TMPDIR), so that epochs do not read and split the text "
                        "again.",
                        flag="--spool/--no-spool")
+    extra: dict[str, Any] = field(default_factory=dict)
+    """The settings declared by model kinds and trees registered beyond the built-in
+    ones (:func:`declared_settings`), by name: those given."""
 
     def resolved(self) -> TrainSettings:
         """A copy with defaults filled in and every value checked."""
@@ -131,10 +140,6 @@ class TrainSettings:
             s.threads = available_cores()
         checks = [
             (s.tree in TREE_KINDS, f"{param('tree')} must be one of {', '.join(TREE_KINDS)}, got {s.tree!r}"),
-            (s.split in SPLITS, f"{param('split')} must be one of {', '.join(SPLITS)}, got {s.split!r}"),
-            (s.position_weights in POSITION_WEIGHTS, (f"{param('position_weights')} must be one of "
-                                                      f"{', '.join(POSITION_WEIGHTS)}, "
-                                                      f"got {s.position_weights!r}")),
             (0 <= s.epsilon < 0.5, f"{param('epsilon')} must lie in [0, 0.5), got {s.epsilon}"),
             (0 <= s.seed < 2**64, f"{param('seed')} must lie in 0..2**64-1, got {s.seed}"),
             (0 <= s.sample <= 1, f"{param('sample')} must lie in 0..1 (a share of the corpus; "
@@ -155,25 +160,61 @@ class TrainSettings:
         for ok, message in checks:
             if not ok:
                 raise HSW2VError(message)
-        builder = tree_builders[s.tree]
-        defaults = TrainSettings()
-        for registry, option, chosen in ((tree_builders, "tree", s.tree),
-                                         (model_kinds, "arch", s.arch)):
-            for f in fields(s):  # a setting only some entries read, given with another
-                users = [k for k, entry in registry.items() if f.name in entry.settings]
-                unset = (replace(s, **{f.name: None}).filled() if f.name in KIND_DEFAULTS
-                         else defaults)  # (what it would be, left unset)
-                given = getattr(s, f.name) != getattr(unset, f.name)
-                if users and given and chosen not in users:
-                    value = getattr(s, f.name)  # (a yes/no setting: as its flag is spelt)
-                    named = (param(f.name, value, option_of(f.name, value))
-                             if isinstance(value, bool) else param(f.name))
-                    raise HSW2VError(f"{named} goes with "
-                                     f"{' or '.join(param(option, u) for u in users)}")
-        for problem in (builder.check(s), kind.check(s)):
+        s._check_declared()
+        for problem in (tree_builders[s.tree].check(s), kind.check(s)):
             if problem:
                 raise HSW2VError(problem)
         return s
+
+    def _check_declared(self) -> None:
+        """The one rule of the settings that kinds and trees declare: a value among
+        the declared choices, passing the declared check, and given only with an
+        arch and tree that declare the setting."""
+        defaults = TrainSettings()
+        for name, d in declared_settings().items():
+            value = self.value(name)
+            if value is None:
+                continue
+            if d.allowed() is not None and value not in d.allowed():
+                raise HSW2VError(f"{param(name)} must be one of {', '.join(d.allowed())}, "
+                                 f"got {value!r}")
+            problem = d.check(value) if d.check else None
+            if problem:
+                raise HSW2VError(problem)
+            if name in KIND_DEFAULTS:  # (what it would be, left unset)
+                unset = getattr(replace(self, **{name: None}).filled(), name)
+            else:
+                unset = getattr(defaults, name, d.default)
+            chosen = {"arch": self.arch, "tree": self.tree}
+            for option, users in owners(name).items():
+                if users and value != unset and chosen[option] not in users:
+                    named = (param(name, value, option_of(name, value))  # (a yes/no setting:
+                             if isinstance(value, bool) else param(name))  # as its flag is spelt)
+                    raise HSW2VError(f"{named} goes with "
+                                     f"{' or '.join(param(option, u) for u in users)}")
+
+    def value(self, name: str) -> Any:
+        """Setting ``name``: a field's value, or a declared setting's in :attr:`extra`
+        (its declared default when not given)."""
+        if name in FIELDS:
+            return getattr(self, name)
+        if name in self.extra:
+            return self.extra[name]
+        return declared_settings()[name].default
+
+    @classmethod
+    def given(cls, settings: dict[str, Any]) -> TrainSettings:
+        """Settings from a dict of those given: fields, and the settings that kinds
+        and trees registered since declare (into :attr:`extra`); any other name is
+        an error."""
+        settings = dict(settings)
+        earlier = settings.pop("extra", None) or {}
+        known = {k: v for k, v in settings.items() if k in FIELDS}
+        extra = {k: v for k, v in settings.items() if k not in FIELDS}
+        unknown = [k for k in extra if k not in declared_settings()]
+        if unknown:
+            raise HSW2VError(f"no setting {param(unknown[0])}")
+        return cls(**known, extra={**earlier, **{k: v for k, v in extra.items() if v is not None}})
 
     def filled(self) -> TrainSettings:
         """A copy with the settings left unset (None) at their model kind's defaults,
@@ -194,10 +235,11 @@ class TrainSettings:
         """A copy with the settings that only other model kinds read at their
         defaults (a file written before such a setting was refused with another
         kind, ``cbow_mean`` with skip-gram, still loads)."""
-        mine = model_kinds[self.arch].settings if self.arch in model_kinds else ()
-        theirs = {name for k in model_kinds.values() for name in k.settings} - set(mine)
+        mine = {x.name for x in model_kinds[self.arch].settings} if self.arch in model_kinds else set()
+        theirs = {x.name for k in model_kinds.values() for x in k.settings} - mine
         defaults = TrainSettings()
-        return replace(self, **{name: getattr(defaults, name) for name in theirs})
+        return replace(self, **{n: getattr(defaults, n) for n in theirs if n in FIELDS},
+                       extra={k: v for k, v in self.extra.items() if k not in theirs})
 
     @classmethod
     def from_record(cls, record: dict) -> TrainSettings:
@@ -207,7 +249,7 @@ class TrainSettings:
         ``semantic-balanced`` or ``semantic-adaptive`` here."""
         if not isinstance(record, dict):
             raise HSW2VError("model settings must be a JSON object")
-        known = {f.name: record[f.name] for f in fields(cls) if f.name in record}
+        known = {f.name: record[f.name] for f in fields(cls) if f.name in record and f.name in FIELDS}
         tree = known.get("tree")
         if isinstance(tree, str) and tree.startswith("semantic-"):
             known["tree"], known["split"] = "semantic", tree[len("semantic-"):]
@@ -215,11 +257,26 @@ class TrainSettings:
             expected = type(f.default) if f.default is not None else f.metadata.get("type")
             if known.get(f.name) is not None:
                 known[f.name] = _typed(f.name, known[f.name], expected)
-        return cls(**known).other_kinds_settings()
+        extra = record.get("extra", {})
+        if not isinstance(extra, dict):
+            raise HSW2VError("model settings: extra must be a JSON object")
+        mine = declared_settings()
+        for name, value in extra.items():
+            if name not in mine or name in FIELDS:
+                raise HSW2VError(f"model settings: no setting {name!r} (a kind or tree "
+                                 "registered where the model was trained?)")
+            extra[name] = _typed(name, value, mine[name].value_type)
+        return cls(**known, extra=extra).other_kinds_settings()
 
     def record(self) -> dict:
         """A JSON-serialisable dict of these settings (see :meth:`from_record`)."""
-        return asdict(self)
+        out = asdict(self)
+        if not out["extra"]:
+            del out["extra"]  # (as files before it: older hsw2v reads them)
+        return out
+
+
+FIELDS = {f.name for f in fields(TrainSettings)} - {"extra"}
 
 
 @dataclass

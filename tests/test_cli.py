@@ -246,19 +246,33 @@ def test_evaluate_command_matches_api(tmp_path, vectors_file):
 
 
 def test_train_options_are_the_settings():
-    """Every TrainSettings field is a `train` option with the same default and
-    choices, so the CLI and the API cannot drift apart."""
+    """The one check of the settings' homes: every TrainSettings field is a `train`
+    option and a parameter of `hsw2v.train` with the same default and choices; every
+    setting a kind or tree declares is such a field, of the declared type, with the
+    declared default, help and choices; so the CLI, the API and the declarations
+    cannot drift apart."""
     import dataclasses
+    import inspect
 
-    from hsw2v.settings import TrainSettings
+    import hsw2v
+    from hsw2v.settings import TrainSettings, declared_settings
 
     params = {p.name: p for p in cli.commands["train"].params}
-    for f in dataclasses.fields(TrainSettings):
+    api = inspect.signature(hsw2v.train).parameters
+    fields = {f.name: f for f in dataclasses.fields(TrainSettings) if f.name != "extra"}
+    for f in fields.values():
         option = params[f.name]
         assert option.default == f.default, f.name
         if "choices" in f.metadata:
             assert list(option.type.choices) == list(f.metadata["choices"]), f.name
         assert option.help.startswith(f.metadata["help"]), f.name
+        assert f.name in api, f.name
+    for name, d in declared_settings().items():
+        f = fields[name]
+        assert f.default == d.default and f.metadata["help"].startswith(d.help), name
+        assert d.value_type.__name__ in str(f.type) and d.value_type.__name__ in str(
+            api[name].annotation), name
+        assert f.metadata.get("choices") == d.allowed() and f.metadata.get("flag") == d.flag, name
 
 
 def test_training_options_reach_the_model(tmp_path, planted):

@@ -101,3 +101,71 @@ def test_dask_rounds_move_a_kinds_matrix_by_the_replicas_mean_change():
     held = rounds.anchor_at(job, anchor, [[both]])
     np.testing.assert_allclose(held.extra[0], start + (moves[0] + moves[1]) / 2, rtol=1e-6)
     assert np.array_equal(anchor.extra[0], start)  # the anchor itself is left as it was
+
+
+TOY_KIND = """
+import dataclasses, json, sys
+from hsw2v.training.declared import Setting
+from hsw2v.training.kinds import model_kinds
+
+cbow = model_kinds["cbow"]
+model_kinds["toy"] = dataclasses.replace(  # CBOW's steps under a name and a setting of its own
+    cbow, name="toy", help="toy: CBOW with a scale of its own.", settings=(*cbow.settings, Setting(
+        "toy_scale", 1.0, "toy: a scale of its own.",
+        check=lambda v: None if v > 0 else f"toy_scale must be positive, got {v}")))
+import hsw2v
+from hsw2v.cli import main
+
+mode = sys.argv[1]
+if mode == "cli":
+    sys.argv = ["hsw2v", *sys.argv[2:]]
+    main()
+corpus, out = sys.argv[2], sys.argv[3]
+if mode == "api":
+    m = hsw2v.train(corpus, arch="toy", toy_scale=2.5, dim=8, epochs=1, min_count=1,
+                    threads=1, progress=False)
+    m.save(out)
+    again = hsw2v.load_model(out)
+    print(json.dumps({"arch": again.settings.arch, "extra": again.settings.extra,
+                      "value": again.settings.value("toy_scale")}))
+if mode == "refused":
+    for arch, scale in (("cbow", 2.5), ("toy", -1.0)):
+        try:
+            hsw2v.train(corpus, arch=arch, toy_scale=scale, dim=8, epochs=1, min_count=1,
+                        progress=False)
+        except hsw2v.HSW2VError as e:
+            print(e)
+"""
+
+
+def test_a_kind_registered_elsewhere_brings_its_own_setting(tmp_path):
+    """A toy kind registered by a script, with a setting of its own, and nothing
+    edited in settings.py, cli.py or api.py: the setting is an option of `hsw2v
+    train --help`, `hsw2v.train` takes it, the model file keeps it, and with another
+    kind (on the command line too) or a bad value it is refused by the one rule."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "toy.py"
+    script.write_text(TOY_KIND)
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, str(script), *args], capture_output=True,
+                              text=True, timeout=600, check=False, cwd=tmp_path)
+
+    shown = run("cli", "train", "--help")
+    assert shown.returncode == 0, shown.stderr
+    flat = " ".join(shown.stdout.split())
+    assert "--toy-scale" in flat and "toy: a scale of its own. [1.0]" in flat and "toy" in flat
+    kept = run("api", str(CORPUS), str(tmp_path / "toy.npz"))
+    assert kept.returncode == 0, kept.stderr
+    import json
+
+    assert json.loads(kept.stdout) == {"arch": "toy", "extra": {"toy_scale": 2.5}, "value": 2.5}
+    refused = run("refused", str(CORPUS), "-").stdout.splitlines()
+    assert refused == ["toy_scale goes with arch='toy'", "toy_scale must be positive, got -1.0"]
+    cli_refused = run("cli", "train", str(CORPUS), "--arch", "cbow", "--toy-scale", "3",
+                      "-o", "v.txt", "--quiet")
+    assert cli_refused.returncode != 0
+    assert cli_refused.stderr.strip() == "hsw2v: error: --toy-scale goes with --arch toy"
+    assert not (tmp_path / "v.txt").exists()

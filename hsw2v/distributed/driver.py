@@ -217,9 +217,9 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
             s = carried_settings(state[0].settings, {**settings, "threads": threads}, ("threads",),
                          f"{resume}: a resumed run keeps the checkpoint's")
         else:
-            s = TrainSettings(threads=threads, **settings).resolved()
+            s = TrainSettings.given({**settings, "threads": threads}).resolved()
             if not tree_builders[s.tree].on_dask and settings.get("tree") is None:
-                s = TrainSettings(threads=threads, **{**settings, "tree": "huffman"}).resolved()
+                s = TrainSettings.given({**settings, "threads": threads, "tree": "huffman"}).resolved()
                 # (a kind whose default tree is learned locally: Huffman, on Dask)
         if not tree_builders[s.tree].on_dask:
             here = [k for k, b in tree_builders.items() if b.on_dask]

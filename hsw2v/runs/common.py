@@ -45,8 +45,8 @@ def carried_settings(base: TrainSettings, given: dict, allowed: tuple[str, ...],
     """``base`` with the ``allowed`` settings of ``given``; any other setting given
     with a different value is an error (``why`` says whose settings are kept)."""
     for name, value in given.items():
-        if name not in allowed and value != getattr(base, name):
-            raise HSW2VError(f"{why} {param(name)} ({getattr(base, name)}); "
+        if name not in allowed and value != base.value(name):
+            raise HSW2VError(f"{why} {param(name)} ({base.value(name)}); "
                              f"drop {param(name, value, option_of(name, value))}")
     return replace(base, **{k: v for k, v in given.items() if k in allowed}).resolved()
 

@@ -152,7 +152,7 @@ def _run_settings(settings: dict, init_model: Model | None, grow: bool, tree: Tr
         if grow:
             check_growable(init_model)
     else:
-        s = TrainSettings(**settings).resolved()
+        s = TrainSettings.given(settings).resolved()
     if tree is not None and tree.builder in TREE_KINDS:
         s = replace(s, tree=tree.builder)  # recorded with the model: the kind of the tree given
     if tree is None and init_model is None:
@@ -298,9 +298,9 @@ def _make_tree(path: Source, vocab: Vocab, s: TrainSettings, tree_from: Model | 
     builder = tree_builder(kind)
     if builder.learns_from_model and tree_from is None:
         defaults = TrainSettings()
-        first = TrainSettings(**{
+        first = TrainSettings.given({
             **asdict(s), "tree": "huffman", "epochs": s.tree_epochs, "alpha": None,
-            **{k: getattr(defaults, k) for k in builder.settings}}).resolved()  # (the kind's rate)
+            **{x.name: defaults.value(x.name) for x in builder.settings}}).resolved()  # (the kind's rate)
         first_pass = _fresh_model(vocab, build_tree("huffman", TreeInputs(
             vocab.words, vocab.counts, first)), first)
         position = Position(per_epoch or vocab.total, exact=per_epoch > 0)

@@ -49,6 +49,7 @@ import numpy as np
 
 from ..errors import HSW2VError, param
 from ..system.memory import total_memory
+from .declared import Setting
 
 
 @dataclass(frozen=True)
@@ -75,8 +76,9 @@ class ModelKind:
     language_model: bool = False
     """Whether the context is the words before the target in its line, so that an
     empty context (a line's first word) is a context too."""
-    settings: tuple[str, ...] = ()
-    """The settings only this kind reads: given with another kind, they are an error."""
+    settings: tuple[Setting, ...] = ()
+    """The settings only this kind reads, declared here: given with another kind,
+    they are an error (see :mod:`hsw2v.training.declared`)."""
     defaults: dict[str, Any] = field(default_factory=dict)
     fast_rows: int = 0
     """With several threads, how many of the hot inner nodes (the most visited
@@ -190,7 +192,9 @@ model_kinds: dict[str, ModelKind] = {
     "cbow": ModelKind(
         "cbow", "CBOW predicts a word from the mean (or sum) of its context's vectors.",
         ".cbow", alpha=0.05, round_words=1_000_000,
-        examples_per_context_word=False, settings=("cbow_mean",), fast_rows=32),
+        examples_per_context_word=False, settings=(Setting(
+            "cbow_mean", True, "CBOW context vector: mean or sum of the context word vectors.",
+            flag="--cbow-mean/--cbow-sum"),), fast_rows=32),
     "skipgram": ModelKind(
         "skipgram", "Skip-gram predicts a word from each context word's vector.",
         ".skipgram", alpha=0.025, round_words=125_000,
@@ -200,7 +204,9 @@ model_kinds: dict[str, ModelKind] = {
         "the --window preceding ones.",
         ".lbl", alpha=0.05, round_words=1_000_000, examples_per_context_word=False,
         language_model=True,
-        matrices=_lbl_matrices, initial=_lbl_initial, settings=("position_weights",),
+        matrices=_lbl_matrices, initial=_lbl_initial, settings=(Setting(
+            "position_weights", "diagonal", "lbl: each position's weights on its word's vector, "
+            "a D-vector (diagonal) or a D×D matrix (full).", choices=POSITION_WEIGHTS),),
         defaults={"sample": 0.0, "node_bias": True, "alpha": _lbl_alpha, "window": 16,
                   "tree": "semantic", "split": _lbl_split, "epochs": _lbl_epochs,
                   "tree_epochs": 1},

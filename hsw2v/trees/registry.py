@@ -23,7 +23,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..errors import HSW2VError, param
-from .tree import Tree, balanced, classes, fano, huffman, random_tree
+from ..training.declared import Setting
+from .tree import SPLITS, Tree, balanced, classes, fano, huffman, random_tree
 
 
 class TreeInputs(NamedTuple):
@@ -42,8 +43,9 @@ class TreeBuilder:
 
     build: Callable[[TreeInputs], Tree]
     help: str
-    settings: tuple[str, ...] = ()
-    """The settings only this builder reads: given with another tree, they are an error."""
+    settings: tuple[Setting, ...] = ()
+    """The settings only this builder reads, declared here: given with another tree,
+    they are an error (see :mod:`hsw2v.training.declared`)."""
     check: Callable[[Any], str | None] = lambda settings: None
     """A problem with the settings as one line (option names), or None."""
     learns_from_model: bool = False
@@ -64,6 +66,12 @@ class TreeBuilder:
     def takes_model(self) -> bool:
         """Whether ``--tree-from`` goes with this tree."""
         return self.learns_from_model or self.model_optional
+
+
+SPLIT = Setting("split", None, "semantic (and wordnet with --tree-from): halve each node's "
+                "words, or send each word to its likelier mixture component", type=str,
+                choices=SPLITS)
+"""A setting of the semantic and WordNet trees."""
 
 
 def _semantic(inputs: TreeInputs) -> Tree:
@@ -141,13 +149,27 @@ tree_builders: dict[str, TreeBuilder] = {
                            from_counts=True),
     "semantic": TreeBuilder(
         _semantic, "Mnih & Hinton's trees, by recursive 2-means of context vectors.",
-        settings=("split", "epsilon", "max_codes", "huffman_levels", "tree_epochs"),
+        settings=(SPLIT, Setting(
+            "epsilon", None, "semantic, adaptive split: a word whose responsibility lies within "
+            "this of ½ goes to both sides and gets several codes (Mnih & Hinton's ADAPTIVE(ε); "
+            "0: one code a word)", type=float), Setting(
+            "max_codes", 4, "With --epsilon: the most codes a word may get."), Setting(
+            "huffman_levels", 0, "semantic: keep Huffman's tree down to this depth and group "
+            "words by meaning only below it (10 lowers skip-gram's held-out perplexity a little)."),
+            Setting("tree_epochs", None, "semantic, learned in this run (no --tree-from): the "
+                    "epochs of the first pass, on a Huffman tree, whose predictions the tree is "
+                    "learned from; the run then starts from that pass's word vectors", type=int)),
         check=_semantic_check,
         learns_from_model=True, on_dask=False),
     "wordnet": TreeBuilder(
         _wordnet, "Morin & Bengio's tree: WordNet's IS-A hierarchy made binary (--wordnet DIR; "
         "with --tree-from, wide nodes split by meaning).",
-        settings=("wordnet", "wordnet_rest", "split"), check=_wordnet_check, model_optional=True,
+        settings=(Setting("wordnet", None, "wordnet: the WordNet database's directory "
+                          "[$WNHOME/dict, /usr/share/wordnet, or NLTK's corpora/wordnet].", type=str),
+                  Setting("wordnet_rest", "huffman", "wordnet: the tree over the words WordNet "
+                          "lacks.", choices=lambda: tuple(k for k, b in tree_builders.items()
+                                                          if b.from_counts)), SPLIT),
+        check=_wordnet_check, model_optional=True,
         ready=_wordnet_ready),
 }
 """Every tree kind, by the name ``--tree`` takes."""
