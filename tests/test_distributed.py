@@ -206,9 +206,13 @@ def start_scheduler(directory) -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen([*DASK, "scheduler", "--host", "127.0.0.1", "--port", "0",
                              "--no-dashboard", "--scheduler-file", str(info)], **QUIET)
     deadline = time.monotonic() + 60
-    while not info.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return proc, json.loads(info.read_text())["address"]
+    while time.monotonic() < deadline:  # (dask writes the file in place: it may be half there)
+        try:
+            return proc, json.loads(info.read_text())["address"]
+        except (FileNotFoundError, json.JSONDecodeError, KeyError):
+            time.sleep(0.1)
+    proc.kill()
+    raise AssertionError("the dask scheduler wrote no address in 60 s")
 
 
 @pytest.fixture(scope="module")

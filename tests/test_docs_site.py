@@ -118,14 +118,17 @@ def test_api_reference_has_no_sphinx_roles_and_each_parameter_its_default(site):
 
     page = (site / "api" / "index.html").read_text()
     assert not re.search(r":(mod|data|class|func|meth|attr):", page)
-    params = inspect.signature(hsw2v.api.train).parameters
+    params = {f"**{n}" if p.kind is inspect.Parameter.VAR_KEYWORD else n: p
+              for n, p in inspect.signature(hsw2v.api.train).parameters.items()}
     start = page.index('id="hsw2v.api.train"')
     section = page[start:page.index('class="doc doc-object', start + 1)]
     rows = {cells[0]: cells for cells in table_rows(section) if len(cells) == 4}
     assert set(params) <= set(rows)
     for name, p in params.items():
         shown = rows[name][3]
-        if shown != repr(p.default):  # a named constant: the name, holding the default
+        if p.kind is inspect.Parameter.VAR_KEYWORD:  # (none given: an empty dict)
+            assert shown == "{}", (name, shown)
+        elif shown != repr(p.default):  # a named constant: the name, holding the default
             assert getattr(hsw2v.api, shown) == p.default, (name, shown)
 
 
