@@ -101,8 +101,8 @@ def train(
         1e-3, and 0 for ``lbl``).
     alpha
         Learning rate at the start (default: the kind's: 0.05 CBOW, 0.025
-        skip-gram, 0.05 LBL, or 0.01 LBL with full position weights); it falls
-        linearly over all epochs to ``min_alpha``.
+        skip-gram, 0.05 LBL; for LBL 0.025 on a semantic tree and 0.01 with full
+        position weights); it falls linearly over all epochs to ``min_alpha``.
     min_alpha
         Learning rate at the end.
     epochs

@@ -19,7 +19,7 @@ from hsw2v.model.word2vec_format import (
     write_vectors,
     write_vectors_to,
 )
-from hsw2v.runs.trainer import train_locally as train
+from hsw2v.runs.trainer import train_locally
 from hsw2v.system.files import atomic_write
 
 WORDS = ["the", "naïve", "日本", "x"]
@@ -104,7 +104,7 @@ def test_missing_directory(tmp_path, matrix):
 
 
 def test_model_round_trip(tmp_path, small_corpus):
-    model = train(small_corpus, min_count=1, dim=8, epochs=1, threads=1, progress=False)
+    model = train_locally(small_corpus, min_count=1, dim=8, epochs=1, threads=1, progress=False)
     path = str(tmp_path / "m.npz")
     model.save(path)
     back = load_model(path)
@@ -129,7 +129,7 @@ def test_corrupt_and_foreign_models(tmp_path, small_corpus):
     np.savez(other, a=np.zeros(3))
     with pytest.raises(HSW2VError, match="not an hsw2v model"):
         load_model(str(other))
-    model = train(small_corpus, min_count=1, dim=4, epochs=1, threads=1, progress=False)
+    model = train_locally(small_corpus, min_count=1, dim=4, epochs=1, threads=1, progress=False)
     path = str(tmp_path / "m.npz")
     model.save(path)
     with np.load(path) as z:
@@ -181,7 +181,7 @@ def test_model_settings_are_typed_and_checked(tmp_path, small_corpus):
     earlier layout (tree kind in the settings) still load."""
     import json
 
-    model = train(small_corpus, min_count=1, dim=4, epochs=1, threads=1, progress=False)
+    model = train_locally(small_corpus, min_count=1, dim=4, epochs=1, threads=1, progress=False)
     path = tmp_path / "m.npz"
     model.save(str(path))
     with np.load(path) as z:

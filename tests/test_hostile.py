@@ -168,7 +168,7 @@ def start_training(work, **kw) -> subprocess.Popen:
 LEAKED_LOCK = """
 import queue, sys
 import hsw2v
-from hsw2v.text.reader import read_ahead
+from hsw2v.system.parallel import read_ahead
 
 class Leaky(queue.Queue):
     # A queue whose chosen put or get is interrupted the way a signal can interrupt

@@ -4,8 +4,8 @@ from numba import njit
 
 from hsw2v.counting.vocab import keep_probabilities
 from hsw2v.hs import softmax
-from hsw2v.jit import helpers as utils
-from hsw2v.training import block as sgd
+from hsw2v.jit import helpers
+from hsw2v.training import block
 from hsw2v.training import walk
 from hsw2v.training.block import train_block
 from hsw2v.training.kinds import model_kinds
@@ -276,7 +276,7 @@ def test_shrunk_window_is_word2vecs():
     reach = []
     for _ in range(20_000):
         lo, hi, r2 = walk.shrunk_window(50, m, window, r)
-        assert r2 == utils.lcg_next(r)
+        assert r2 == helpers.lcg_next(r)
         assert 50 - lo == hi - 51  # symmetric
         reach.append(hi - 51)
         r = r2
@@ -357,7 +357,7 @@ def test_prefetch_hints_the_next_examples_rows():
     slot[tree.path(0)[0]] = 0  # the top word's path is hot
     sen = rng.integers(0, V, size=12).astype(np.int32)
     asked = []
-    fn = sgd.prefetch_next.py_func
+    fn = block.prefetch_next.py_func
     record = pytypes.FunctionType(fn.__code__, {**fn.__globals__, "prefetch_row":
                                   lambda m, r: asked.append((m is syn0, int(r)))})
     m = len(sen)
@@ -380,7 +380,7 @@ def test_prefetch_emits_a_prefetch_instruction_and_changes_nothing():
 
     @njit
     def touch(syn0, row):
-        utils.prefetch_row(syn0, row)
+        helpers.prefetch_row(syn0, row)
 
     syn0 = np.random.default_rng(1).normal(size=(5, 100)).astype(np.float32)
     before = syn0.copy()
@@ -405,7 +405,7 @@ def test_hot_rows_merge_adds_each_threads_change():
     rows, last = base + mine, base.copy()
     expect = syn1.copy()
     expect[hot] = base.astype(np.float64) + others + mine
-    sgd.sync_hot_rows(syn1, hot, rows, last)
+    block.sync_hot_rows(syn1, hot, rows, last)
     np.testing.assert_allclose(syn1, expect, rtol=1e-6, atol=1e-6)
     assert np.array_equal(rows, syn1[hot]) and np.array_equal(last, syn1[hot])
 
@@ -413,7 +413,7 @@ def test_hot_rows_merge_adds_each_threads_change():
 @njit
 def _count_words(n, syn1, hot, rows, last, since, every, fast):
     for _ in range(n):
-        since = sgd.merge_due(syn1, hot, rows, last, (), (), (), since, every, fast)
+        since = block.merge_due(syn1, hot, rows, last, (), (), (), since, every, fast)
     return since
 
 
@@ -422,25 +422,25 @@ def test_the_hottest_rows_merge_more_often():
     every FAST_SYNC_WORDS words; the others only every ``sync_every`` words. CBOW
     has such rows, skip-gram none."""
     assert model_kinds["cbow"].fast_rows == 32 and model_kinds["skipgram"].fast_rows == 0
-    fast, every = 32, 32 * sgd.FAST_SYNC_WORDS
+    fast, every = 32, 32 * block.FAST_SYNC_WORDS
     k = fast + 5
     syn1 = np.zeros((k + 3, 4), dtype=np.float32)
     hot = np.arange(3, k + 3, dtype=np.int32)
     rows, last = np.ones((k, 4), dtype=np.float32), np.zeros((k, 4), dtype=np.float32)
-    since = _count_words(sgd.FAST_SYNC_WORDS - 1, syn1, hot, rows, last, 0, every, fast)
+    since = _count_words(block.FAST_SYNC_WORDS - 1, syn1, hot, rows, last, 0, every, fast)
     assert not syn1.any()  # nothing due yet
     since = _count_words(1, syn1, hot, rows, last, since, every, fast)
     assert (syn1[hot[:fast]] == 1).all() and not syn1[hot[fast:]].any() and not syn1[:3].any()
     rows += 1  # every row changes again; the hottest merge again after FAST_SYNC_WORDS
-    since = _count_words(sgd.FAST_SYNC_WORDS, syn1, hot, rows, last, since, every, fast)
+    since = _count_words(block.FAST_SYNC_WORDS, syn1, hot, rows, last, since, every, fast)
     assert (syn1[hot[:fast]] == 2).all() and not syn1[hot[fast:]].any()
-    since = _count_words(every - 2 * sgd.FAST_SYNC_WORDS, syn1, hot, rows, last, since, every, fast)
+    since = _count_words(every - 2 * block.FAST_SYNC_WORDS, syn1, hot, rows, last, since, every, fast)
     assert since == 0 and (syn1[hot[:fast]] == 2).all() and (syn1[hot[fast:]] == 2).all()
 
 
 @njit
 def _merge(shared, private, base):
-    sgd.sync_matrices(shared, private, base)
+    block.sync_matrices(shared, private, base)
 
 
 def test_a_kinds_matrices_merge_like_hot_rows():

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import HSW2VError
 from ..system.memory import map_large_allocations, total_memory
+from ..system.parallel import read_ahead
 from ..system.progress import progress_bar
 from ..system.signals import raise_pending
 from ..text.reader import (
@@ -22,7 +23,6 @@ from ..text.reader import (
     describe,
     iter_blocks,
     plain_bytes,
-    read_ahead,
 )
 from ..text.tokens import build_table, count_tokens, decode_spool, encode_block
 from .counter import CountTable, Spill, grown, kept_types, merge_counts

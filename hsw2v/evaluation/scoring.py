@@ -16,7 +16,8 @@ from ..hs.codes import word_log_prob
 from ..jit.helpers import KERNEL
 from ..settings import MAX_WINDOW
 from ..system.parallel import ordered_map
-from ..text.reader import as_source, corpus_files, iter_blocks, read_ahead
+from ..system.parallel import read_ahead
+from ..text.reader import as_source, corpus_files, iter_blocks
 from ..training.kinds import model_kind
 from ..training.steps import context_rows
 from ..training.walk import make_walk

@@ -19,7 +19,8 @@ from ..model.model import Model
 from ..settings import TrainSettings
 from ..system.progress import progress_bar
 from ..system.signals import raise_pending
-from ..text.reader import BLOCK_BYTES, Source, describe, iter_blocks, lock_free
+from ..system.parallel import lock_free
+from ..text.reader import BLOCK_BYTES, Source, describe, iter_blocks
 from ..training.state import Weights, new_state
 from .checkpoint import Checkpoints, Position
 from .kernels import KernelSetup, kernel_setup

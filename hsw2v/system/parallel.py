@@ -1,8 +1,12 @@
-"""Work on a stream in threads, results in the stream's order: for numba kernels
-that release the GIL (scoring held-out text, the semantic trees' context sums)."""
+"""Work on a stream in threads: results in the stream's order, for numba kernels
+that release the GIL (scoring held-out text, the semantic trees' context sums);
+a stream read ahead by a thread of its own (``read_ahead``); and a queue's lock
+checked after a signal (``lock_free``)."""
 from __future__ import annotations
 
 import queue
+import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -39,3 +43,51 @@ def ordered_map(make_worker: Callable[[], Callable[[Item], Result]], items: Iter
         while waiting:
             done, future = waiting.popleft()
             yield done, future.result()
+
+
+def lock_free(q: queue.Queue, seconds: float = 1.0) -> bool:
+    """Whether ``q``'s lock can be taken within ``seconds``. A signal handler that
+    raises (Ctrl-C, SIGTERM) just after a ``put`` or ``get`` took that lock, before
+    its ``with`` block began, leaves the lock held for good: any later call on the
+    queue would wait forever."""
+    if q.mutex.acquire(timeout=seconds):
+        q.mutex.release()
+        return True
+    return False
+
+
+def read_ahead(blocks: Iterator[bytes], depth: int = 2) -> Iterator[bytes]:
+    """The same blocks, read (and decompressed) by a background thread while the
+    caller works on the previous ones; the reader's exceptions re-raise here."""
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    done = object()
+    stop = threading.Event()
+
+    def reader() -> None:
+        try:
+            for block in blocks:
+                if stop.is_set():
+                    return
+                q.put(block)
+            q.put(done)
+        except BaseException as e:  # noqa: BLE001 (handed to the consumer)
+            q.put(e)
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = q.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        deadline = time.monotonic() + 1.0  # a reader blocked on input (a pipe) is left:
+        while thread.is_alive() and time.monotonic() < deadline and lock_free(q):  # a daemon
+            try:
+                q.get(timeout=0.05)  # unblock a reader waiting on a full queue
+            except queue.Empty:
+                pass

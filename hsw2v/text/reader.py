@@ -12,14 +12,11 @@ import bz2
 import glob
 import gzip
 import os
-import queue
 import re
 import shutil
 import stat
 import sys
 import tempfile
-import threading
-import time
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -431,54 +428,6 @@ def _read_full(f: BinaryIO, size: int) -> bytes:
         data = b"".join(parts)
         parts = [data]
     return data
-
-
-def lock_free(q: queue.Queue, seconds: float = 1.0) -> bool:
-    """Whether ``q``'s lock can be taken within ``seconds``. A signal handler that
-    raises (Ctrl-C, SIGTERM) just after a ``put`` or ``get`` took that lock, before
-    its ``with`` block began, leaves the lock held for good: any later call on the
-    queue would wait forever."""
-    if q.mutex.acquire(timeout=seconds):
-        q.mutex.release()
-        return True
-    return False
-
-
-def read_ahead(blocks: Iterator[bytes], depth: int = 2) -> Iterator[bytes]:
-    """The same blocks, read (and decompressed) by a background thread while the
-    caller works on the previous ones; the reader's exceptions re-raise here."""
-    q: queue.Queue = queue.Queue(maxsize=depth)
-    done = object()
-    stop = threading.Event()
-
-    def reader() -> None:
-        try:
-            for block in blocks:
-                if stop.is_set():
-                    return
-                q.put(block)
-            q.put(done)
-        except BaseException as e:  # noqa: BLE001 (handed to the consumer)
-            q.put(e)
-
-    thread = threading.Thread(target=reader, daemon=True)
-    thread.start()
-    try:
-        while True:
-            item = q.get()
-            if item is done:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        deadline = time.monotonic() + 1.0  # a reader blocked on input (a pipe) is left:
-        while thread.is_alive() and time.monotonic() < deadline and lock_free(q):  # a daemon
-            try:
-                q.get(timeout=0.05)  # unblock a reader waiting on a full queue
-            except queue.Empty:
-                pass
 
 
 def _cut_point(buf: bytes) -> int:
