@@ -256,7 +256,7 @@ def checked_arguments(function: Any, arguments: dict[str, Any]) -> dict[str, Any
             out[name] = [os.fspath(v) if isinstance(v, os.PathLike) else v for v in value]
         elif name in _MODELS:
             if isinstance(value, (str, os.PathLike)):
-                from .model.model import load_model
+                from .model.reading import load_model
 
                 out[name] = load_model(os.fspath(value))
             elif not isinstance(value, Model):

@@ -224,7 +224,7 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
     if output and not through:
         check_writable(output)
     if not corpus:
-        from .model.model import load_model
+        from .model.reading import load_model
 
         model_path = model_path or default_model("a CORPUS to count")
         kept = load_model(model_path).vocab.pruned(min_count or 1, max_vocab)
@@ -314,7 +314,7 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None,
     """
     from .api import train_with
     from .counting.vocab import Vocab
-    from .model.model import load_model
+    from .model.reading import load_model
     from .model.vectors_cache import write_cache
     from .system.files import check_distinct, check_writable, replace_together
     from .text.reader import corpus_files
@@ -437,7 +437,7 @@ def similar(words: tuple[str, ...], vectors_path: str | None, topn: int, negativ
     With positive and negative words this answers analogies, as gensim's
     most_similar does: similar king woman --negative man.
     """
-    from .model.model import read_vectors
+    from .model.reading import read_vectors
 
     if topn <= 0:
         raise HSW2VError(f"-n must be positive, got {topn}")
@@ -486,7 +486,7 @@ def tree_info(model_path: str | None, as_json: bool, plot: str | None, levels: i
     frequent new words went (--words of each growth).
 
     MODEL defaults to model.npz in the current directory."""
-    from .model.model import load_model
+    from .model.reading import load_model
     from .trees.plot import (
         plot_tree,  # (matplotlib itself is imported only to draw)
     )
@@ -545,7 +545,7 @@ def predict(context: tuple[str, ...], model_path: str | None, topn: int, as_json
     them, with the start of a line before fewer. Unknown context words are
     skipped with a warning.
     """
-    from .model.model import load_model
+    from .model.reading import load_model
     from .training.kinds import model_kind
 
     if topn <= 0:
@@ -584,7 +584,7 @@ def score(corpus: str, model_path: str | None, window: int | None, threads: int 
     CORPUS: plain, .gz, .bz2 or .zst UTF-8 text, or - for stdin.
     """
     from .evaluation.scoring import score as run
-    from .model.model import load_model
+    from .model.reading import load_model
 
     if threads is not None and threads < 1:
         raise HSW2VError(f"--threads must be at least 1, got {threads}")
@@ -639,7 +639,7 @@ def evaluate(vectors_path: str | None, analogies: str | None, pairs: tuple[str, 
         evaluate_word_pairs,
         report_lines,
     )
-    from .model.model import read_vectors
+    from .model.reading import read_vectors
 
     if not analogies and not pairs:
         raise HSW2VError("give --analogies FILE and/or --pairs FILE")

@@ -279,7 +279,7 @@ def line_broken_copy(corpus: str, workdir: Path) -> str:
 
 def score(vectors_path: str) -> dict:
     from hsw2v.evaluation.evaluate import evaluate_analogies, evaluate_word_pairs
-    from hsw2v.model.model import read_vectors
+    from hsw2v.model.reading import read_vectors
 
     v = read_vectors(vectors_path)
     return {

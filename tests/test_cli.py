@@ -8,7 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from hsw2v.cli import cli
-from hsw2v.model.model import read_vectors, write_vectors
+from hsw2v.model.reading import read_vectors
+from hsw2v.model.word2vec_format import write_vectors
 from hsw2v.model.word2vec_format import vector_formats
 
 from .conftest import REPO, one_line_error, run_hsw2v
@@ -278,7 +279,7 @@ def test_train_options_are_the_settings():
 def test_training_options_reach_the_model(tmp_path, planted):
     """Each option of `train`, given on the command line, is what the model records
     and does what it says."""
-    from hsw2v.model.model import load_model
+    from hsw2v.model.reading import load_model
 
     corpus, _groups = planted
     model = tmp_path / "m.npz"
@@ -305,7 +306,7 @@ def test_training_options_reach_the_model(tmp_path, planted):
 def test_node_bias_from_the_command_line(tmp_path, planted):
     """--node-bias trains a bias column that the model file keeps and predict uses;
     training such a model further without biases is one line, in a real process."""
-    from hsw2v.model.model import load_model
+    from hsw2v.model.reading import load_model
 
     from .conftest import one_line_error, run_hsw2v
 
@@ -325,7 +326,7 @@ def test_node_bias_from_the_command_line(tmp_path, planted):
 
 
 def test_one_shot_semantic_tree_with_balanced_split(tmp_path, planted):
-    from hsw2v.model.model import load_model
+    from hsw2v.model.reading import load_model
 
     corpus, _ = planted
     model = tmp_path / "m.npz"

@@ -14,7 +14,7 @@ import hsw2v
 from hsw2v.errors import HSW2VError
 from hsw2v.hs import codes
 from hsw2v.hs.codes import best_first_codes, search_buffers
-from hsw2v.model.model import load_model
+from hsw2v.model.reading import load_model
 from hsw2v.training.kinds import model_kinds
 from hsw2v.trees.semantic import semantic_tree
 from hsw2v.trees.tree import from_overlapping_splits

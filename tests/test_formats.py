@@ -11,7 +11,7 @@ import pytest
 
 from hsw2v.errors import HSW2VError
 from hsw2v.model import word2vec_format as w2v
-from hsw2v.model.model import load_model, read_vectors
+from hsw2v.model.reading import load_model, read_vectors
 from hsw2v.model.vectors_cache import entry_of
 from hsw2v.model.word2vec_format import (
     read_word2vec,

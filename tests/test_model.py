@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 
 import hsw2v
-import hsw2v.model.model as model_module
+import hsw2v.model.reading as reading_module
 from hsw2v.counting.vocab import Vocab
 from hsw2v.errors import HSW2VError
-from hsw2v.model.model import Model, load_model, read_vectors
+from hsw2v.model.model import Model
+from hsw2v.model.reading import load_model, read_vectors
 from hsw2v.model.vectors_cache import entry_of
 from hsw2v.settings import TrainSettings
 from hsw2v.training.kinds import model_kinds
@@ -504,7 +505,7 @@ def test_a_model_larger_than_memory_is_refused_unread(tmp_path, monkeypatch):
     v, d = 1_000_000, 1400
     total = 2 + v + 8 * (v + 1) + 8 * v + 4 * 2 * (v - 1) + 4 * v * d + 4 * (v - 1) * d
     available = int(3.3 * 2**30)
-    monkeypatch.setattr(model_module, "available_memory", lambda: available)
+    monkeypatch.setattr(reading_module, "available_memory", lambda: available)
     path = model_bomb(tmp_path / "bomb2.npz", v, d)
     with pytest.raises(HSW2VError) as e:
         load_model(path)
@@ -515,9 +516,9 @@ def test_a_model_larger_than_memory_is_refused_unread(tmp_path, monkeypatch):
 def test_a_model_exactly_the_size_of_memory_loads(saved, monkeypatch):
     d, z = saved
     total = sum(a.nbytes for a in z.values())
-    monkeypatch.setattr(model_module, "available_memory", lambda: total)
+    monkeypatch.setattr(reading_module, "available_memory", lambda: total)
     load_model(str(d / "m.npz"))
-    monkeypatch.setattr(model_module, "available_memory", lambda: total - 1)
+    monkeypatch.setattr(reading_module, "available_memory", lambda: total - 1)
     with pytest.raises(HSW2VError, match="more than the"):
         load_model(str(d / "m.npz"))
 
@@ -541,13 +542,13 @@ def fake_meminfo(monkeypatch, text):
 def test_available_memory_reads_memavailable(monkeypatch):
     fake_meminfo(monkeypatch, "MemTotal:       8000 kB\nMemFree:         700 kB\n"
                               "MemAvailable:    1500 kB\nBuffers:          30 kB\n")
-    assert model_module.available_memory() == 1500 * 1024
+    assert reading_module.available_memory() == 1500 * 1024
 
 
 def test_unknown_memory_refuses_no_model(saved, monkeypatch):
     d, _ = saved
     fake_meminfo(monkeypatch, None)
-    assert model_module.available_memory() >= 2**40  # unknown: no practical limit
+    assert reading_module.available_memory() >= 2**40  # unknown: no practical limit
     assert load_model(str(d / "m.npz")).words[0] == "w0"
     fake_meminfo(monkeypatch, "MemTotal: 8000 kB\n")  # no MemAvailable line (old kernels)
     assert load_model(str(d / "m.npz")).words[0] == "w0"
@@ -572,8 +573,8 @@ def test_a_damaged_member_is_named(tmp_path):
 
 
 def test_one_line_reason():
-    assert model_module._one_line(ValueError("bad\n   thing\there ")) == "bad thing here"
-    assert model_module._one_line(KeyError()) == "KeyError"
+    assert reading_module._one_line(ValueError("bad\n   thing\there ")) == "bad thing here"
+    assert reading_module._one_line(KeyError()) == "KeyError"
 
 
 def bad_words(z, blob: bytes, offsets) -> dict:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from hsw2v.counting.corpus import count_words
 from hsw2v.errors import HSW2VError
-from hsw2v.model.model import load_model
+from hsw2v.model.reading import load_model
 from hsw2v.model.text_rows import format_g9
 
 PIECES = [b" ", b"\n", b"\t", b"\r", b"\x0b", b"\x0c", b"a", b"b", b"ab", "é".encode(),

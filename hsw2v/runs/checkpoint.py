@@ -18,7 +18,8 @@ import zipfile
 from dataclasses import asdict, dataclass, field
 
 from ..errors import HSW2VError, param
-from ..model.model import Model, load_model
+from ..model.model import Model
+from ..model.reading import load_model
 from ..system.files import atomic_write
 
 CHECKPOINT_FORMAT = "hsw2v-checkpoint"
