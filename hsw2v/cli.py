@@ -493,7 +493,7 @@ def tree_info(model_path: str | None, as_json: bool, plot: str | None, levels: i
 
     model = load_model(model_path or default_model("a MODEL path"))
     if plot:
-        plot_tree(model, plot, levels, words)
+        plot_tree(model.tree, plot, levels, words, vectors=model)
         click.echo(f"saved the top {levels} levels of the tree to {plot}", err=True)
     info = model.tree.summary(model.vocab.counts)
     if model.history:

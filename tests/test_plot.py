@@ -55,7 +55,7 @@ def brute_force_labels(model, levels: int, words: int) -> dict[int, list[str]]:
 @pytest.mark.parametrize("levels", [1, 3, 5])
 def test_labels_are_each_nodes_most_frequent_words(models, levels):
     for model in models.values():
-        got = top_words(model, levels, 4)
+        got = top_words(model.tree, model.words, levels, 4)
         want = brute_force_labels(model, levels, 4)
         assert got.keys() == want.keys()
         for node, words in want.items():  # (ties in count may come in either order)
@@ -85,7 +85,7 @@ def test_plot_from_the_command_line(tmp_path, models):
                        "--words", "2")
     assert result.returncode == 0, result.stderr
     svg = (tmp_path / "t.svg").read_text()
-    root = top_words(models["huffman"], 2, 2)[models["huffman"].tree.root]
+    root = top_words(models["huffman"].tree, models["huffman"].words, 2, 2)[models["huffman"].tree.root]
     assert ", ".join(root) in svg
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
     assert "--plot writes .png" in one_line_error(run_hsw2v(tmp_path, "tree", "m.npz", "--plot",
@@ -99,3 +99,17 @@ def test_plot_from_the_command_line(tmp_path, models):
                                     env={"PYTHONPATH": str(fake.parent)}))
     assert "pip install matplotlib" in line
     assert not (tmp_path / "u.png").exists()
+
+
+def test_a_tree_picture_takes_a_tree_and_names_from_vectors(tmp_path, models):
+    """plot_tree draws a Tree alone (words as #id) or named by vectors, and a model
+    stands for its tree and words: the labels are top_words' in each case."""
+    from hsw2v.trees.plot import plot_tree
+
+    model = models["huffman"]
+    named = plot_tree(model.tree, str(tmp_path / "a.png"), 2, 2, vectors=model)
+    assert named == top_words(model.tree, model.words, 2, 2)
+    assert plot_tree(model, str(tmp_path / "b.png"), 2, 2) == named
+    bare = plot_tree(model.tree, str(tmp_path / "c.png"), 2, 2)
+    assert bare == {k: [f"#{model.vocab.index[w]}" for w in v] for k, v in named.items()}
+    assert all((tmp_path / f).stat().st_size > 1000 for f in ("a.png", "b.png", "c.png"))
