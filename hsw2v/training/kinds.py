@@ -18,10 +18,12 @@ vectors and the inner-node vectors. Its module holds:
   context words of ``sen[i]``, for a kind whose examples are not the symmetric
   window (see :func:`hsw2v.training.walk.context_words`).
 
-Adding a kind without losing inlining: write that module in this subpackage, with
-``centre``, ``context`` and every numba function they call as
+How to add a kind (written here only): write that module in this subpackage,
+with ``centre``, ``context`` and every numba function they call as
 ``njit(**KERNEL, inline="always")``, and add a :class:`ModelKind` to
-:data:`model_kinds`. (A floating-point step called, not inlined, exists twice: compiled
+:data:`model_kinds`, declaring the settings only it reads as
+:class:`~hsw2v.training.declared.Setting` s in its ``settings`` (they become
+options, API keywords and model-file settings on their own). (A floating-point step called, not inlined, exists twice: compiled
 on its own and linked into the kernel; a process that compiled it calls the first, a
 process that loaded the kernel from numba's cache the second, and fastmath lets
 them round differently: the same seed would give other bits after a fresh compile.
