@@ -164,3 +164,23 @@ def kind_config(arch: str, window: int, cbow_mean: bool = True, sync_every: int 
 
     s = TrainSettings(arch=arch, window=window, cbow_mean=cbow_mean)
     return model_kind(arch).config_of(s)._replace(sync_every=sync_every)
+
+
+def killed_at_first_checkpoint(cwd, *args: str) -> str:
+    """Start ``hsw2v train ARGS`` checkpointing after every block into cwd/ck.npz and
+    SIGKILL it as soon as the first checkpoint exists; return the checkpoint's path."""
+    import signal
+    import time
+
+    ck = Path(cwd) / "ck.npz"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.Popen([*hsw2v_command(), "train", *args, "--checkpoint", str(ck),
+                             "--checkpoint-every", "0"], cwd=cwd, env=env,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while not ck.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.002)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+    return str(ck)

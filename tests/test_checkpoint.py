@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
-import time
 import zipfile
 from collections import Counter
 from pathlib import Path
@@ -18,7 +16,7 @@ import pytest
 import hsw2v
 from hsw2v.runs.checkpoint import load_checkpoint
 
-from .conftest import REPO, hsw2v_command, one_line_error, run_hsw2v
+from .conftest import REPO, killed_at_first_checkpoint, one_line_error, run_hsw2v
 
 CORPUS = str(REPO / "data" / "enwiki-1m.txt.gz")  # about six 1 MiB blocks an epoch
 RUN = ("--dim", "16", "--epochs", "3", "--window", "3", "--quiet")
@@ -27,19 +25,10 @@ RUN = ("--dim", "16", "--epochs", "3", "--window", "3", "--quiet")
 def killed_run(tmp_path, threads: int, *extra: str) -> str:
     """Start a run that checkpoints after every block and SIGKILL it as soon as the
     first checkpoint exists; return the checkpoint's path."""
-    ck = tmp_path / "ck.npz"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    proc = subprocess.Popen([*hsw2v_command(), "train", CORPUS, *RUN, *extra, "--threads", str(threads),
-                             "-o", "killed.txt", "--checkpoint", str(ck), "--checkpoint-every", "0"],
-                            cwd=tmp_path, env=env, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 300
-    while not ck.exists() and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.002)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+    ck = killed_at_first_checkpoint(tmp_path, CORPUS, *RUN, *extra, "--threads", str(threads),
+                                    "-o", "killed.txt")
     assert not (tmp_path / "killed.txt").exists()
-    return str(ck)
+    return ck
 
 
 @pytest.mark.parametrize(("threads", "extra"), [(1, ()), (2, ()), (1, ("--node-bias",)),

@@ -9,10 +9,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import signal
-import subprocess
-import time
 
 import numpy as np
 import pytest
@@ -24,7 +20,7 @@ from hsw2v.trees.grow import grow_tree, split_leaf
 from hsw2v.trees.registry import TreeInputs, build_tree
 from hsw2v.training.kinds import model_kinds
 
-from .conftest import REPO, hsw2v_command, one_line_error, run_hsw2v
+from .conftest import REPO, killed_at_first_checkpoint, one_line_error, run_hsw2v
 
 RUN = ("--dim", "16", "--epochs", "2", "--threads", "1", "--quiet", "--min-count", "3")
 
@@ -217,17 +213,7 @@ def test_a_grown_run_resumes_from_its_checkpoint(tmp_path, halves):
             "--threads", "1", "--quiet")
     whole = run_hsw2v(tmp_path, *grow, "-o", "whole.txt", "--save-model", "whole.npz")
     assert whole.returncode == 0, whole.stderr
-    ck = tmp_path / "ck.npz"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    proc = subprocess.Popen([*hsw2v_command(), *grow, "-o", "killed.txt", "--checkpoint",
-                             str(ck), "--checkpoint-every", "0"], cwd=tmp_path, env=env,
-                            stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 300
-    while not ck.exists() and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.002)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+    ck = killed_at_first_checkpoint(tmp_path, *grow[1:], "-o", "killed.txt")
     resumed = run_hsw2v(tmp_path, "train", str(halves / "b.txt"), "--resume", str(ck), "--quiet",
                         "-o", "resumed.txt", "--save-model", "resumed.npz")
     assert resumed.returncode == 0, resumed.stderr
