@@ -1,3 +1,6 @@
+"""``hsw2v/trees/tree.py``: the Tree (its paths against walks up from each leaf, the
+kernels' dtypes, malformed children refused) and Huffman's tree (optimal, prefix-free,
+ties broken as word2vec.c breaks them)."""
 import heapq
 import itertools
 from fractions import Fraction

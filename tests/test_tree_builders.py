@@ -1,3 +1,6 @@
+"""The tree builders of ``hsw2v/trees/registry.py`` (balanced, random, Fano, classes,
+semantic, Huffman below): each a full prefix-free tree, against references; every
+kind offered, trained with and recorded by its builder."""
 import heapq
 import itertools
 import math
