@@ -12,6 +12,8 @@ from ..errors import HSW2VError, param
 from ..model.model import Model
 from ..settings import TrainSettings, option_of
 from ..text.reader import Source, describe
+from ..training.kinds import model_kind
+from ..trees.tree import Tree
 
 
 def check_vocab(vocab: Vocab, min_count: int, corpus: Source) -> None:
@@ -35,6 +37,13 @@ def initial_weights(n_words: int, n_inner: int, dim: int, seed: int,
     vectors -= 0.5
     vectors /= dim
     return vectors, np.zeros((n_inner, dim + node_bias), dtype=np.float32)
+
+
+def fresh_model(vocab: Vocab, tree: Tree, s: TrainSettings) -> Model:
+    """A model of ``vocab`` on ``tree`` with its starting weights."""
+    vectors, node_vectors = initial_weights(len(vocab), tree.n_leaves - 1, s.dim, s.seed, s.node_bias)
+    return Model(vocab, tree, vectors, node_vectors, s,
+                 extra=model_kind(s.arch).extra_weights(len(vocab), s.dim, s))
 
 
 CONTINUED = ("window", "sample", "alpha", "min_alpha", "epochs", "threads", "seed", "spool")

@@ -17,15 +17,11 @@ from ..errors import HSW2VError, param
 from ..model.model import Model
 from ..training.kinds import model_kind
 from ..trees.grow import grow_tree
+from ..trees.registry import tree_builders
 from .common import initial_weights
 
 GROWN = ("min_count", "max_vocab")
 """Settings a run that grows a model may change beside those of any continued run."""
-
-PLACED_BY_VECTOR = ("semantic", "wordnet")
-"""Tree builders that place a word by its vector or meaning; a new word has neither
-before it trains, so it joins such a tree by its count like any other."""
-
 
 def check_growable(model: Model) -> None:
     """Refuse, in one line, a model whose tree or kind cannot take new words."""
@@ -44,7 +40,8 @@ def grown_model(model: Model, counts: WordCounts, min_count: int, max_vocab: int
     ``min_count`` there (old words are all kept; with ``max_vocab``, at most that
     many words in all, the most frequent new ones first), untrained on that text."""
     check_growable(model)
-    if model.tree.builder in PLACED_BY_VECTOR:
+    builder = tree_builders.get(model.tree.builder)
+    if builder is not None and builder.takes_model:  # (it places words by vector or meaning)
         warnings.warn(f"new words join the {model.tree.builder} tree by their counts: before "
                       "training they have no vectors to place them by", stacklevel=2)
     vocab = model.vocab

@@ -26,7 +26,7 @@ from ..training.kinds import model_kind
 from ..training.state import Weights, new_state
 from ..trees.registry import TreeInputs, build_tree
 from ..trees.tree import Tree
-from .common import initial_weights
+from .common import fresh_model
 
 HOT_NODES = 1024
 """With several threads, each thread trains its own copy of the inner nodes
@@ -116,11 +116,7 @@ def smallest_model(s: TrainSettings) -> Model:
     vocab = Vocab(["a", "b", "c"], [3, 2, 1])
     if kind.language_model:
         vocab = vocab.with_markers(1, 1)[0]
-    tree = build_tree("huffman", TreeInputs(vocab.words, vocab.counts, s))
-    vectors, node_vectors = initial_weights(len(vocab), tree.n_leaves - 1, s.dim, s.seed,
-                                            s.node_bias)
-    return Model(vocab, tree, vectors, node_vectors, s,
-                 extra=kind.extra_weights(len(vocab), s.dim, s))
+    return fresh_model(vocab, build_tree("huffman", TreeInputs(vocab.words, vocab.counts, s)), s)
 
 
 def first_kernel(s: TrainSettings, compile: bool = True) -> Any:

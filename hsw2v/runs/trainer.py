@@ -28,7 +28,7 @@ from .common import (
     carried_settings,
     check_converging,
     check_vocab,
-    initial_weights,
+    fresh_model,
 )
 from .epochs import run_epochs
 from .grow import GROWN, check_growable, grown_model
@@ -223,7 +223,7 @@ def _starting_model(vocab: Vocab, tree: Tree, s: TrainSettings, init_model: Mode
         return Model(vocab, tree, init_model.vectors.copy(), init_model.node_vectors.copy(), s,
                      extra={name: m.copy() for name, m in init_model.extra.items()},
                      history=list(init_model.history))
-    model = _fresh_model(vocab, tree, s)
+    model = fresh_model(vocab, tree, s)
     if first_pass is not None:  # (the inner nodes are new: they start afresh)
         model.vectors, model.extra = first_pass.vectors, first_pass.extra
     return model
@@ -278,13 +278,6 @@ def _resume(corpus: Source, resume: str, saver: Checkpoints | None, progress: bo
     return model
 
 
-def _fresh_model(vocab: Vocab, tree: Tree, s: TrainSettings) -> Model:
-    """A model of ``vocab`` on ``tree`` with its starting weights."""
-    vectors, node_vectors = initial_weights(len(vocab), tree.n_leaves - 1, s.dim, s.seed, s.node_bias)
-    return Model(vocab, tree, vectors, node_vectors, s,
-                 extra=model_kind(s.arch).extra_weights(len(vocab), s.dim, s))
-
-
 def _make_tree(path: Source, vocab: Vocab, s: TrainSettings, tree_from: Model | None,
                progress: bool, spool: TokenSpool | None = None,
                type_ids: list[np.ndarray] | None = None, per_epoch: int = 0
@@ -301,7 +294,7 @@ def _make_tree(path: Source, vocab: Vocab, s: TrainSettings, tree_from: Model | 
         first = TrainSettings.given({
             **asdict(s), "tree": "huffman", "epochs": s.tree_epochs, "alpha": None,
             **{x.name: defaults.value(x.name) for x in builder.settings}}).resolved()  # (the kind's rate)
-        first_pass = _fresh_model(vocab, build_tree("huffman", TreeInputs(
+        first_pass = fresh_model(vocab, build_tree("huffman", TreeInputs(
             vocab.words, vocab.counts, first)), first)
         position = Position(per_epoch or vocab.total, exact=per_epoch > 0)
         with about(f"the {s.arch} training kernel and the {kind} tree's kernels for dim {s.dim}",
