@@ -12,7 +12,7 @@ from hsw2v.model.reading import read_vectors
 from hsw2v.model.word2vec_format import write_vectors
 from hsw2v.model.word2vec_format import vector_formats
 
-from .conftest import REPO, one_line_error, run_hsw2v
+from tests.helpers import REPO, one_line_error, run_hsw2v
 
 
 def run(*args, input=None):
@@ -308,7 +308,7 @@ def test_node_bias_from_the_command_line(tmp_path, planted):
     training such a model further without biases is one line, in a real process."""
     from hsw2v.model.reading import load_model
 
-    from .conftest import one_line_error, run_hsw2v
+    from tests.helpers import one_line_error, run_hsw2v
 
     corpus, _groups = planted
     done = run_hsw2v(tmp_path, "train", corpus, "--save-model", "m.npz", "--min-count", "1",
@@ -389,7 +389,7 @@ def test_the_vectors_cache_is_in_the_cache_directory_never_beside_the_file(tmp_p
 def test_corpus_urls(tmp_path, small_corpus, http_server):
     """hsw2v reads http:// URLs through fsspec, compressed or not, in a real process."""
     importlib.import_module("fsspec")
-    from .conftest import one_line_error, run_hsw2v
+    from tests.helpers import one_line_error, run_hsw2v
 
     root, base = http_server
     text = Path(small_corpus).read_bytes()
@@ -455,7 +455,7 @@ def test_a_kinds_setting_is_refused_with_another_kind_as_its_flag_is_spelt(tmp_p
     """--cbow-sum goes with CBOW alone (as --position-weights with LBL); a refused
     change of a yes/no setting names the flag to drop; --init-model checks options
     against the model's own kind (hostile round four, items 8, 15 and 16)."""
-    from .conftest import one_line_error
+    from tests.helpers import one_line_error
 
     for arch in ("lbl", "skipgram"):
         r = run_hsw2v(tmp_path, "train", small_corpus, "--arch", arch, "--cbow-sum", "--quiet")
@@ -486,7 +486,7 @@ def test_json_output_is_strict_json_and_score_does_not_overflow(tmp_path, small_
 
     import hsw2v
 
-    from .conftest import one_line_error
+    from tests.helpers import one_line_error
 
     m = hsw2v.train(small_corpus, dim=8, epochs=1, min_count=1, threads=1, progress=False)
     for factor in 10.0 ** np.arange(2, 12):  # inner nodes blown up until -log P passes 709
@@ -532,7 +532,7 @@ def test_a_refused_connection_is_not_a_missing_file(tmp_path, http_server):
     file (hostile round four, item 20)."""
     import socket
 
-    from .conftest import one_line_error
+    from tests.helpers import one_line_error
 
     with socket.socket() as s:  # a port that nobody listens on
         s.bind(("127.0.0.1", 0))

@@ -6,7 +6,7 @@ import re
 import subprocess
 import sys
 
-from .conftest import REPO
+from tests.helpers import REPO
 
 PAGE = REPO / "docs" / "guides" / "python.md"
 

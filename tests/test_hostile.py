@@ -1,6 +1,6 @@
 """Hostile input and faults, each in a real process: one line and a non-zero exit
 (or a correct result), no old output lost, no temporary left behind.
-``python scripts/hostile.py`` runs this battery and counts the clean cases."""
+``python scripts/tools/hostile.py`` runs this battery and counts the clean cases."""
 from __future__ import annotations
 
 import gzip
@@ -19,7 +19,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from .conftest import REPO, hsw2v_command, model_bomb, one_line_error, run_hsw2v
+from tests.helpers import REPO, hsw2v_command, model_bomb, one_line_error, run_hsw2v
 
 TRAIN = ["--dim", "8", "--min-count", "1", "--epochs", "1", "--threads", "1", "--quiet"]
 

@@ -2,15 +2,16 @@
 modules or between subpackages (imports inside functions count too), subpackages
 and top-level modules import only those listed before them in the architecture
 page's layer table, no underscore name is imported across subpackages, numba
-kernels stay narrow, and no Python function holds over 60 lines of code. Imports under ``if TYPE_CHECKING:`` are for type hints
-only and do not count."""
+kernels stay narrow, no Python function holds over 60 lines of code, and ``tests/``
+mirrors the package. Imports under ``if TYPE_CHECKING:`` are for type hints only and
+do not count."""
 from __future__ import annotations
 
 import ast
 import re
 from pathlib import Path
 
-from .conftest import REPO
+from tests.helpers import REPO
 
 PACKAGE = REPO / "hsw2v"
 ARCHITECTURE = REPO / "docs" / "architecture.md"
@@ -209,3 +210,34 @@ def test_functions_stay_short():
                 if (n := code_lines(node, source)) > MAX_FUNCTION_LINES:
                     long.append(f"{path.relative_to(PACKAGE)}: {node.name} ({n})")
     assert not long, long
+
+
+PROJECT_TESTS = {"test_layers", "test_docs_site", "test_docs_examples", "test_readme",
+                 "test_packaging", "test_hostile", "test_properties", "test_registries"}
+"""Test modules at the top of ``tests/`` that test the whole project, not one module."""
+
+
+def test_tests_mirror_the_package():
+    """``tests/SUB/test_NAME.py`` tests ``hsw2v/SUB/NAME.py``, ``tests/test_NAME.py`` a
+    top-level ``hsw2v/NAME.py`` (or the whole project: PROJECT_TESTS), and
+    ``tests/references/`` holds the independent references beside their own tests;
+    the modules the package's reviews found untested by name have a test module."""
+    tests = REPO / "tests"
+    strays = []
+    for path in tests.rglob("test_*.py"):
+        place = path.relative_to(tests)
+        if place.parts[0] == "references":
+            subject = tests / "references" / path.name.removeprefix("test_")
+        elif len(place.parts) == 1 and path.stem in PROJECT_TESTS:
+            continue
+        else:
+            subject = PACKAGE.joinpath(*place.parts[:-1], path.name.removeprefix("test_"))
+        if not subject.is_file():
+            strays.append(f"{place} (no {subject.relative_to(REPO)})")
+    assert not strays, strays
+    for sub in (p for p in tests.iterdir() if p.is_dir() and any(p.glob("test_*.py"))):
+        assert (sub / "__init__.py").is_file() and ast.get_docstring(
+            ast.parse((sub / "__init__.py").read_text())), f"tests/{sub.name} says what it tests"
+    for module in ("text/reader", "counting/counter", "runs/trainer"):
+        sub, name = module.split("/")
+        assert (tests / sub / f"test_{name}.py").is_file(), module

@@ -7,7 +7,7 @@ import re
 import shlex
 import subprocess
 
-from .conftest import REPO, run_hsw2v
+from tests.helpers import REPO, run_hsw2v
 
 
 def test_the_readmes_language_model_commands(tmp_path):

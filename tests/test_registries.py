@@ -17,7 +17,7 @@ from hsw2v.runs.checkpoint import load_checkpoint
 from hsw2v.training import kinds
 from hsw2v.trees.registry import tree_builders
 
-from .conftest import REPO
+from tests.helpers import REPO
 
 CORPUS = REPO / "tests" / "data" / "before-subpackages" / "tiny.txt"
 REGISTRIES = {REPO / "hsw2v" / "training" / "kinds.py", REPO / "hsw2v" / "trees" / "registry.py"}

@@ -1,0 +1,83 @@
+#!/usr/bin/env python
+"""Whether two checkouts of hsw2v train the very same bits: for CBOW and skip-gram,
+each with a Huffman tree, a semantic tree, an ADAPTIVE(0.25) tree and node biases,
+both train the same slice of the bundled corpus with ``--threads 1`` and a seed,
+and the word vectors, inner-node vectors and tree of their model files, and their
+vectors files, are compared byte for byte.
+
+    git worktree add /tmp/before HEAD~1
+    python scripts/tools/same_bits.py /tmp/before .
+
+Each checkout runs in its own processes with its own numba cache, and each setting
+is trained twice: the second run, with the kernels loaded from the cache, is the
+one compared (a run that compiles afresh can give other bits; see the issue on the
+first run). Exits 1 if any setting differs.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+SETTINGS = {
+    "huffman": [],
+    "semantic": ["--tree", "semantic"],
+    "adaptive": ["--tree", "semantic", "--split", "adaptive", "--epsilon", "0.25"],
+    "node-bias": ["--node-bias"],
+}
+
+
+def train(checkout: str, corpus: Path, out: Path, arch: str, extra: list[str]) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(checkout).resolve()),
+           "NUMBA_CACHE_DIR": str(out.parent / "numba")}
+    for _ in range(2):
+        subprocess.run([sys.executable, "-m", "hsw2v", "train", str(corpus), "--arch", arch,
+                        "--threads", "1", "--seed", "7", "--dim", "16", "--epochs", "2",
+                        "--min-count", "3", "--quiet", "-o", str(out.with_suffix(".txt")),
+                        "--save-model", str(out.with_suffix(".npz")), *extra],
+                       env=env, check=True)
+
+
+def same(a: Path, b: Path) -> bool:
+    with np.load(a.with_suffix(".npz")) as x, np.load(b.with_suffix(".npz")) as y:
+        arrays = all(np.array_equal(x[k], y[k]) for k in ("vectors", "node_vectors", "children"))
+    return arrays and a.with_suffix(".txt").read_bytes() == b.with_suffix(".txt").read_bytes()
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("before")
+    p.add_argument("after")
+    p.add_argument("--words", type=int, default=200_000, help="words of data/enwiki-1m.txt.gz")
+    a = p.parse_args()
+    with tempfile.TemporaryDirectory(prefix="hsw2v-same-bits-") as d:
+        work = Path(d)
+        with gzip.open(REPO / "data" / "enwiki-1m.txt.gz", "rt") as f:
+            words = f.read().split()[:a.words]
+        corpus = work / "slice.txt"  # a line every 1,000 words
+        corpus.write_text("\n".join(" ".join(words[i:i + 1000]) for i in range(0, len(words), 1000)))
+        differ = 0
+        for arch in ("cbow", "skipgram"):
+            for name, extra in SETTINGS.items():
+                runs = []
+                for k, checkout in enumerate((a.before, a.after)):
+                    out = work / f"checkout{k}" / f"{arch}-{name}"
+                    out.parent.mkdir(exist_ok=True)
+                    train(checkout, corpus, out, arch, extra)
+                    runs.append(out)
+                ok = same(*runs)
+                differ += not ok
+                print(f"{arch:8} {name:9} {'same bits' if ok else 'DIFFERENT'}", flush=True)
+    print(f"{8 - differ} of 8 settings give the same bits")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Tests of :mod:`hsw2v.evaluation`: the benchmark evaluator, prediction and scoring."""

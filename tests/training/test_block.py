@@ -1,0 +1,462 @@
+import numpy as np
+import pytest
+from numba import njit
+
+from hsw2v.counting.vocab import keep_probabilities
+from hsw2v.hs import softmax
+from hsw2v.jit import helpers
+from hsw2v.training import block
+from hsw2v.training import walk
+from hsw2v.training.block import train_block
+from hsw2v.training.kinds import model_kinds
+from hsw2v.training.state import Weights, new_state
+from hsw2v.trees.tree import huffman, random_tree
+
+from tests.helpers import kind_config
+
+
+def hs_step(h, word, alpha, syn1, tree, grad_h):
+    """One hierarchical-softmax step that trains every inner node in place."""
+    return softmax.hs_step(h, word, alpha, syn1, np.full(len(tree) - 1, -1, np.int32),
+                           np.empty((0, len(h)), np.float32), tree.flat, grad_h,
+                           np.empty(tree.depths.max(), np.float32), len(h))
+
+
+def train(ids, ends, syn0, syn1, tree, keep, window, a0, a1, seed, arch="cbow", hot=None,
+          sync_every=1 << 30, cbow_mean=True, extra=None):
+    """train_block on one block; ``hot`` = (hot nodes, their slots) or None for none;
+    ``extra``: the kind's matrices (trained in place), else fresh ones."""
+    dim = syn0.shape[1]
+    if hot is None:
+        hot = np.empty(0, np.int32), np.full(len(tree) - 1, -1, np.int32)
+    if extra is None:
+        extra = kind_extra(arch, len(syn0), dim, window)
+    weights = Weights(syn0, syn1, *hot, extra)
+    config = kind_config(arch, window, cbow_mean, sync_every)
+    state = new_state(seed, len(ids), window, int(tree.depths.max()), syn1[hot[0]], weights.extra)
+    return train_block(ids, ends, len(ends), a0, a1, keep, weights, tree.training_paths, config,
+                       state, dim)
+
+
+def kind_extra(arch, n_words, dim, window):
+    """The kind's own matrices at their starting values (the same each call)."""
+    from hsw2v.settings import TrainSettings
+    from hsw2v.training.kinds import model_kind
+
+    s = TrainSettings(arch=arch, dim=dim, window=window, threads=1).resolved()
+    return tuple(model_kind(arch).extra_weights(n_words, dim, s).values())
+
+
+def log_prob(h, word, tree, syn1):
+    """log P(word | h) as the product of branch probabilities, in float64; a column
+    of ``syn1`` after the vectors holds node biases."""
+    nodes, codes = tree.path(word)
+    u = syn1[nodes].astype(np.float64)
+    x = u[:, :len(h)] @ h.astype(np.float64) + (u[:, len(h)] if u.shape[1] > len(h) else 0.0)
+    sign = 1.0 - 2.0 * codes
+    return float(np.sum(-np.logaddexp(0.0, -sign * x)))
+
+
+@pytest.fixture
+def setup():
+    rng = np.random.default_rng(0)
+    counts = np.sort(rng.integers(1, 100, size=12))[::-1].astype(np.int64)
+    tree = huffman(counts)
+    syn1 = rng.normal(0, 0.5, size=(11, 8)).astype(np.float32)
+    h = rng.normal(0, 0.5, size=8).astype(np.float32)
+    return tree, syn1, h
+
+
+def test_hs_step_matches_numpy_gradient(setup):
+    tree, syn1, h = setup
+    alpha = np.float32(0.1)
+    for word in range(len(tree)):
+        u = syn1.copy()
+        grad_h = np.zeros_like(h)
+        loss = hs_step(h, word, alpha, u, tree, grad_h)
+        assert loss == pytest.approx(-log_prob(h, word, tree, syn1), rel=1e-5)
+        # Reference: d log P / d u_n = (1 - code - σ(h·u_n)) h, and d/dh = Σ (…) u_n.
+        nodes, codes = tree.path(word)
+        x = syn1[nodes].astype(np.float64) @ h
+        g = alpha * (1 - codes - 1 / (1 + np.exp(-x)))
+        expect_u = syn1.astype(np.float64).copy()
+        expect_u[nodes] += g[:, None] * h[None, :]
+        expect_h = (g[:, None] * syn1[nodes]).sum(axis=0)
+        np.testing.assert_allclose(u, expect_u, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(grad_h, expect_h, rtol=1e-5, atol=1e-6)
+        untouched = np.setdiff1d(np.arange(len(syn1)), nodes)
+        assert np.array_equal(u[untouched], syn1[untouched])
+
+
+def test_hs_step_gradient_is_ascent_direction(setup):
+    """Finite differences of log P agree with the analytic gradient step."""
+    tree, syn1, h = setup
+    word, eps = 5, 1e-3
+    grad_h = np.zeros_like(h)
+    u = syn1.copy()
+    hs_step(h, word, np.float32(1.0), u, tree, grad_h)
+    numeric = np.zeros(len(h))
+    for d in range(len(h)):
+        hp, hm = h.astype(np.float64).copy(), h.astype(np.float64).copy()
+        hp[d] += eps
+        hm[d] -= eps
+        numeric[d] = (log_prob(hp, word, tree, syn1) - log_prob(hm, word, tree, syn1)) / (2 * eps)
+    np.testing.assert_allclose(grad_h, numeric, rtol=1e-3, atol=1e-5)
+
+
+def test_hs_step_with_node_bias_matches_numpy_and_finite_differences(setup):
+    """With a bias column, the score is α + h·u; one step moves α by the same g as
+    u (∂score/∂α = 1), checked against numpy and against central differences of
+    log P in α, u and h."""
+    tree, syn1, h = setup
+    rng = np.random.default_rng(4)
+    biased = np.hstack([syn1, rng.normal(0, 1.0, (len(syn1), 1))]).astype(np.float32)
+    alpha, eps = np.float32(0.1), 1e-4
+    for word in range(len(tree)):
+        u, grad_h = biased.copy(), np.zeros_like(h)
+        loss = hs_step(h, word, alpha, u, tree, grad_h)
+        assert loss == pytest.approx(-log_prob(h, word, tree, biased), rel=1e-5)
+        nodes, codes = tree.path(word)
+        x = biased[nodes, :-1].astype(np.float64) @ h + biased[nodes, -1]
+        g = alpha * (1 - codes - 1 / (1 + np.exp(-x)))
+        expect = biased.astype(np.float64).copy()
+        expect[nodes, :-1] += g[:, None] * h[None, :]
+        expect[nodes, -1] += g
+        np.testing.assert_allclose(u, expect, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(grad_h, (g[:, None] * biased[nodes, :-1]).sum(axis=0),
+                                   rtol=1e-5, atol=1e-6)
+        for n in nodes:  # the step is alpha × the gradient of log P
+            for d in (0, 3, len(h)):  # two vector entries and the bias
+                plus, minus = biased.astype(np.float64), biased.astype(np.float64)
+                plus[n, d] += eps
+                minus[n, d] -= eps
+                numeric = (log_prob(h, word, tree, plus)
+                           - log_prob(h, word, tree, minus)) / (2 * eps)
+                assert (u[n, d] - biased[n, d]) / alpha == pytest.approx(numeric, abs=2e-4)
+        for d in range(len(h)):
+            hp, hm = h.astype(np.float64).copy(), h.astype(np.float64).copy()
+            hp[d] += eps
+            hm[d] -= eps
+            numeric = (log_prob(hp, word, tree, biased)
+                       - log_prob(hm, word, tree, biased)) / (2 * eps)
+            assert grad_h[d] / alpha == pytest.approx(numeric, abs=2e-4)
+
+
+def test_probabilities_sum_to_one(setup):
+    tree, syn1, h = setup
+    total = sum(np.exp(log_prob(h, w, tree, syn1)) for w in range(len(tree)))
+    assert total == pytest.approx(1.0, abs=1e-9)
+
+
+def block_inputs(rng, n_words, vocab_size, sentence_len):
+    ids = rng.integers(0, vocab_size, size=n_words).astype(np.int32)
+    ends = np.arange(sentence_len, n_words + sentence_len, sentence_len, dtype=np.int64)
+    ends[-1] = n_words
+    return ids, ends
+
+
+@pytest.mark.parametrize("arch", sorted(model_kinds))
+def test_reported_loss_is_mean_neg_log_prob(arch):
+    """With alpha 0 nothing moves, so the kernel's loss must equal a direct sum."""
+    rng = np.random.default_rng(1)
+    V, D = 9, 8
+    counts = np.sort(rng.integers(5, 50, size=V))[::-1].astype(np.int64)
+    tree = huffman(counts)
+    syn0 = rng.normal(0, 0.5, (V, D)).astype(np.float32)
+    syn1 = rng.normal(0, 0.5, (V - 1, D)).astype(np.float32)
+    ids, ends = block_inputs(rng, 60, V, 7)
+    keep = np.ones(V, dtype=np.float32)
+    window = 1  # the shrink draw is always 0, so every window is known
+    loss, n = train(ids, ends, syn0, syn1, tree, keep, window, 0.0, 0.0, 5, arch)
+    expect, count, start = 0.0, 0, 0
+    for end in ends:
+        s = ids[start:end]
+        start = end
+        for i in range(len(s)):
+            ctx = [s[j] for j in (i - 1, i + 1) if 0 <= j < len(s)]
+            if arch == "lbl":  # the word before (or the start row), every token
+                positions, start_row = kind_extra(arch, V, D, window)
+                r = syn0[s[i - 1]] if i > 0 else start_row[0]
+                expect -= log_prob(positions[0] * r, s[i], tree, syn1)
+                count += 1
+            elif arch == "skipgram":
+                for c in ctx:
+                    expect -= log_prob(syn0[c], s[i], tree, syn1)
+                    count += 1
+            elif ctx:
+                expect -= log_prob(syn0[ctx].mean(axis=0), s[i], tree, syn1)
+                count += 1
+    assert n == count
+    assert loss == pytest.approx(expect, rel=1e-4)
+
+
+def test_training_lowers_loss():
+    rng = np.random.default_rng(2)
+    V, D = 20, 8
+    tree = huffman(np.arange(V, 0, -1) * 10)
+    syn0 = ((rng.random((V, D)) - 0.5) / D).astype(np.float32)
+    syn1 = np.zeros((V - 1, D), np.float32)
+    # a deterministic successor structure: word k is followed by k+1
+    ids = (np.arange(4000) % V).astype(np.int32)
+    ends = np.array([4000], dtype=np.int64)
+    keep = np.ones(V, dtype=np.float32)
+
+    def epoch(alpha):
+        loss, n = train(ids, ends, syn0, syn1, tree, keep, 2, alpha, alpha, 1)
+        return loss / n
+
+    before = epoch(0.0)
+    assert before == pytest.approx(np.mean(tree.depths) * np.log(2), rel=0.05)  # zero syn1
+    for _ in range(3):
+        epoch(0.05)
+    assert epoch(0.0) < 0.5 * before
+
+
+def test_subsampling_follows_word2vec():
+    counts = np.array([1_000_000, 1000, 10], dtype=np.int64)
+    keep = keep_probabilities(counts, 1e-3)
+    t = 1e-3 * counts.sum()
+    assert keep[0] == pytest.approx((np.sqrt(counts[0] / t) + 1) * t / counts[0], rel=1e-6)
+    assert keep[1] == 1.0 and keep[2] == 1.0
+    # the kernel keeps about that fraction
+    ids = np.zeros(200_000, dtype=np.int32)
+    sen, pos = np.empty_like(ids), np.empty(len(ids), np.int64)
+    m, _ = walk.subsample(ids, 0, len(ids), keep, np.uint64(7), sen, pos)
+    assert m / len(ids) == pytest.approx(keep[0], abs=0.01)
+    assert np.all(np.diff(pos[:m]) > 0)
+
+
+@pytest.mark.parametrize(("repeats", "bias"), [(False, False), (True, False), (False, True),
+                                              (True, True)])
+def test_skipgram_matches_word2vec_order(repeats, bias):
+    """The batched centre step equals word2vec.c's one-context-at-a-time updates,
+    also when a context word comes twice in a window (its second turn must see the
+    update of its first), and with node biases (each turn moves them too)."""
+    rng = np.random.default_rng(3)
+    V, D, window = 23, 16, 3
+    tree = huffman(np.sort(rng.integers(5, 500, size=V))[::-1].astype(np.int64))
+    syn0 = rng.normal(0, 0.3, (V, D)).astype(np.float32)
+    syn1 = rng.normal(0, 0.3, (V - 1, D + bias)).astype(np.float32)
+    if repeats:  # four words: nearly every window holds one twice
+        ids = rng.integers(0, 4, size=200).astype(np.int32)
+    else:  # no word twice within a window
+        ids = (np.arange(200) * 7 % V).astype(np.int32)
+    ends = np.array([120, 200], dtype=np.int64)
+    keep = np.ones(V, dtype=np.float32)
+    a0, a1 = 0.1, 0.05
+    # reference: word2vec.c's loop, with the same random window draws
+    ref0, ref1 = syn0.copy(), syn1.copy()
+    mask = (1 << 64) - 1
+    r, ref_loss, ref_n, start = 9, 0.0, 0, 0
+    for end in ends:
+        sent = ids[start:end]
+        for i in range(len(sent)):
+            alpha = np.float32(a0 + (a1 - a0) / 200 * (start + i))
+            r = (r * 25214903917 + 11) & mask
+            b = (r >> 16) % window
+            for j in range(max(0, i - window + b), min(len(sent), i + window - b + 1)):
+                if j != i:
+                    g = np.zeros(D, np.float32)
+                    ref_loss += hs_step(ref0[sent[j]], sent[i], alpha, ref1, tree, g)
+                    ref0[sent[j]] += g
+                    ref_n += 1
+        start = end
+    loss, n = train(ids, ends, syn0, syn1, tree, keep, window, a0, a1, 9, "skipgram")
+    assert n == ref_n
+    assert loss == pytest.approx(ref_loss, rel=1e-5)
+    np.testing.assert_allclose(syn0, ref0, atol=2e-5)
+    np.testing.assert_allclose(syn1, ref1, atol=2e-5)
+
+
+def test_shrunk_window_is_word2vecs():
+    """Each side reaches window - b words, b uniform in [0, window), clipped to the
+    sentence; the rng state advances once per call."""
+    window, m = 5, 100
+    r = np.uint64(11)
+    reach = []
+    for _ in range(20_000):
+        lo, hi, r2 = walk.shrunk_window(50, m, window, r)
+        assert r2 == helpers.lcg_next(r)
+        assert 50 - lo == hi - 51  # symmetric
+        reach.append(hi - 51)
+        r = r2
+    freq = np.bincount(reach, minlength=window + 1) / len(reach)
+    assert freq[0] == 0
+    np.testing.assert_allclose(freq[1:], 1 / window, atol=0.015)
+    for i in (0, 1, m - 1):  # clipped at the edges
+        for _ in range(50):
+            lo, hi, r = walk.shrunk_window(i, m, window, r)
+            assert 0 <= lo <= i < hi <= m
+            assert max(i - lo, hi - i - 1) <= window
+
+
+def test_hot_nodes_are_the_most_visited():
+    """hot_inner_nodes counts each inner node's visits bottom-up; the reference
+    adds each word's count to every node on its path (numpy bincount)."""
+    from hsw2v.runs.kernels import hot_inner_nodes
+
+    rng = np.random.default_rng(2)
+    for tree_of in (huffman, lambda c: random_tree(len(c), 3)):
+        counts = np.sort(rng.integers(1, 10_000, size=500))[::-1].astype(np.int64)
+        tree = tree_of(counts)
+        visits = np.bincount(tree.path_nodes, weights=np.repeat(counts, tree.depths),
+                             minlength=len(counts) - 1)
+        for k in (1, 17, 499):
+            hot, slot = hot_inner_nodes(tree, counts, k)
+            want = np.argsort(-visits, kind="stable")[:k]
+            assert np.array_equal(np.sort(hot), np.sort(want))
+            assert np.all(np.diff(visits[hot]) <= 0)  # the most visited first
+            assert np.array_equal(slot[hot], np.arange(k)) and (slot >= 0).sum() == k
+
+
+@pytest.mark.parametrize("arch", sorted(model_kinds))
+def test_hot_rows_match_in_place_training(arch):
+    """With one thread, training hot nodes in private rows and merging them gives
+    the same weights as training them in place."""
+    rng = np.random.default_rng(5)
+    V, D = 30, 16
+    tree = huffman(np.sort(rng.integers(5, 500, size=V))[::-1].astype(np.int64))
+    syn0 = rng.normal(0, 0.3, (V, D)).astype(np.float32)
+    syn1 = rng.normal(0, 0.3, (V - 1, D)).astype(np.float32)
+    ids = rng.integers(0, V, size=3000).astype(np.int32)
+    ends = np.array([3000], dtype=np.int64)
+    keep = np.ones(V, dtype=np.float32)
+    from hsw2v.runs.kernels import hot_inner_nodes
+
+    results = []
+    for k, every in ((0, 1 << 30), (8, 100), (8, 7)):
+        s0, s1 = syn0.copy(), syn1.copy()
+        extra = kind_extra(arch, V, D, 3)  # (LBL's: the thread's copies, merged like hot rows)
+        hot = hot_inner_nodes(tree, np.ones(V, np.int64), k)
+        loss, _n = train(ids, ends, s0, s1, tree, keep, 3, 0.05, 0.01, 3, arch, hot, every,
+                         extra=extra)
+        results.append((loss, s0, s1, extra))
+    assert all(not np.array_equal(m, fresh) for m, fresh in
+               zip(results[0][3], kind_extra(arch, V, D, 3)))  # the kind's matrices trained
+    for loss, s0, s1, extra in results[1:]:
+        assert loss == pytest.approx(results[0][0], rel=1e-5)
+        np.testing.assert_allclose(s0, results[0][1], atol=1e-5)
+        np.testing.assert_allclose(s1, results[0][2], atol=1e-5)
+        for m, in_place in zip(extra, results[0][3]):
+            np.testing.assert_allclose(m, in_place, atol=1e-5)
+
+
+def test_prefetch_hints_the_next_examples_rows():
+    """prefetch_next asks for exactly the rows the next example reads from memory:
+    the inner nodes on the next word's path outside the private hot rows, and the
+    input row of the word entering the window; nothing past the sentence's end.
+    Run as Python with a recording prefetch, against the rule written out here."""
+    import types as pytypes
+
+    rng = np.random.default_rng(9)
+    V, D, window = 40, 8, 3
+    tree = huffman(np.sort(rng.integers(5, 500, size=V))[::-1].astype(np.int64))
+    syn0 = rng.normal(size=(V, D)).astype(np.float32)
+    syn1 = rng.normal(size=(V - 1, D)).astype(np.float32)
+    slot = np.full(V - 1, -1, np.int32)
+    slot[tree.path(0)[0]] = 0  # the top word's path is hot
+    sen = rng.integers(0, V, size=12).astype(np.int32)
+    asked = []
+    fn = block.prefetch_next.py_func
+    record = pytypes.FunctionType(fn.__code__, {**fn.__globals__, "prefetch_row":
+                                  lambda m, r: asked.append((m is syn0, int(r)))})
+    m = len(sen)
+    for i in range(m):
+        asked.clear()
+        record(sen, i, m, window, syn0, syn1, slot, tree.flat)
+        expect = []
+        if i + 1 < m:
+            w = sen[i + 1]
+            expect += [(False, int(n)) for n in tree.path(w)[0] if slot[n] < 0]
+            if i + 1 + window < m:
+                expect.append((True, int(sen[i + 1 + window])))
+        assert sorted(asked) == sorted(expect), i
+
+
+def test_prefetch_emits_a_prefetch_instruction_and_changes_nothing():
+    """prefetch_row compiles to the CPU's prefetch instruction, one per 64-byte line
+    of the row, and leaves the matrix as it was."""
+    from numba import njit
+
+    @njit
+    def touch(syn0, row):
+        helpers.prefetch_row(syn0, row)
+
+    syn0 = np.random.default_rng(1).normal(size=(5, 100)).astype(np.float32)
+    before = syn0.copy()
+    touch(syn0, np.int64(4))
+    assert np.array_equal(syn0, before)
+    asm = next(iter(touch.inspect_asm().values())).lower()
+    assert "prefetch" in asm or "prfm" in asm
+
+
+def test_hot_rows_merge_adds_each_threads_change():
+    """Merging a thread's private hot rows adds its change since the last merge to
+    the shared rows, keeping what other threads merged meanwhile; the private rows
+    then restart from the merged values."""
+    rng = np.random.default_rng(11)
+    base = rng.normal(size=(3, 5)).astype(np.float32)
+    syn1 = rng.normal(size=(6, 5)).astype(np.float32)
+    hot = np.array([1, 4, 5], dtype=np.int32)
+    syn1[hot] = base
+    others = rng.normal(size=(3, 5)).astype(np.float32)  # merged by another thread
+    mine = rng.normal(size=(3, 5)).astype(np.float32)  # this thread's own change
+    syn1[hot] += others
+    rows, last = base + mine, base.copy()
+    expect = syn1.copy()
+    expect[hot] = base.astype(np.float64) + others + mine
+    block.sync_hot_rows(syn1, hot, rows, last)
+    np.testing.assert_allclose(syn1, expect, rtol=1e-6, atol=1e-6)
+    assert np.array_equal(rows, syn1[hot]) and np.array_equal(last, syn1[hot])
+
+
+@njit
+def _count_words(n, syn1, hot, rows, last, since, every, fast):
+    for _ in range(n):
+        since = block.merge_due(syn1, hot, rows, last, (), (), (), since, every, fast)
+    return since
+
+
+def test_the_hottest_rows_merge_more_often():
+    """The ``fast_rows`` first hot rows (the most visited) reach the shared vectors
+    every FAST_SYNC_WORDS words; the others only every ``sync_every`` words. CBOW
+    has such rows, skip-gram none."""
+    assert model_kinds["cbow"].fast_rows == 32 and model_kinds["skipgram"].fast_rows == 0
+    fast, every = 32, 32 * block.FAST_SYNC_WORDS
+    k = fast + 5
+    syn1 = np.zeros((k + 3, 4), dtype=np.float32)
+    hot = np.arange(3, k + 3, dtype=np.int32)
+    rows, last = np.ones((k, 4), dtype=np.float32), np.zeros((k, 4), dtype=np.float32)
+    since = _count_words(block.FAST_SYNC_WORDS - 1, syn1, hot, rows, last, 0, every, fast)
+    assert not syn1.any()  # nothing due yet
+    since = _count_words(1, syn1, hot, rows, last, since, every, fast)
+    assert (syn1[hot[:fast]] == 1).all() and not syn1[hot[fast:]].any() and not syn1[:3].any()
+    rows += 1  # every row changes again; the hottest merge again after FAST_SYNC_WORDS
+    since = _count_words(block.FAST_SYNC_WORDS, syn1, hot, rows, last, since, every, fast)
+    assert (syn1[hot[:fast]] == 2).all() and not syn1[hot[fast:]].any()
+    since = _count_words(every - 2 * block.FAST_SYNC_WORDS, syn1, hot, rows, last, since, every, fast)
+    assert since == 0 and (syn1[hot[:fast]] == 2).all() and (syn1[hot[fast:]] == 2).all()
+
+
+@njit
+def _merge(shared, private, base):
+    block.sync_matrices(shared, private, base)
+
+
+def test_a_kinds_matrices_merge_like_hot_rows():
+    """A thread's copies of the kind's matrices merge as hot rows do: each shared
+    matrix gains the thread's change since the last merge, keeping the others'."""
+    rng = np.random.default_rng(12)
+    shapes = [(5, 4), (1, 4)]
+    base = [rng.normal(size=s).astype(np.float32) for s in shapes]
+    others = [rng.normal(size=s).astype(np.float32) for s in shapes]
+    mine = [rng.normal(size=s).astype(np.float32) for s in shapes]
+    shared = tuple(b + o for b, o in zip(base, others))
+    private = tuple(b + m for b, m in zip(base, mine))
+    last = tuple(b.copy() for b in base)
+    _merge(shared, private, last)
+    for k in range(2):
+        np.testing.assert_allclose(shared[k], base[k].astype(np.float64) + others[k] + mine[k],
+                                   rtol=1e-6, atol=1e-6)
+        assert np.array_equal(private[k], shared[k]) and np.array_equal(last[k], shared[k])
+    _merge((), (), ())  # a kind without matrices: nothing to do

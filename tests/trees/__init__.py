@@ -1,0 +1,1 @@
+"""Tests of :mod:`hsw2v.trees`: trees, their builders, WordNet, pictures and growing."""

@@ -1,0 +1,224 @@
+"""Growing a model's vocabulary (``--grow``): each new word splits the leaf that
+adds least to the expected code length (brute force over every leaf); every old
+code is a prefix of the new one; before training on the new text, every old
+word's probability is unchanged but for its one new node's factor 1/2 (numpy over
+the model's arrays), and the order of old words' predictions stays; the CLI grows
+every kind, refuses what cannot grow in one line, resumes a grown run from its
+checkpoint and shows where the new words went."""
+from __future__ import annotations
+
+import gzip
+import json
+
+import numpy as np
+import pytest
+
+import hsw2v
+from hsw2v.counting.corpus import count_words
+from hsw2v.runs.grow import grown_model
+from hsw2v.trees.grow import grow_tree, split_leaf
+from hsw2v.trees.registry import TreeInputs, build_tree
+from hsw2v.training.kinds import model_kinds
+
+from tests.helpers import REPO, killed_at_first_checkpoint, one_line_error, run_hsw2v
+
+RUN = ("--dim", "16", "--epochs", "2", "--threads", "1", "--quiet", "--min-count", "3")
+
+
+def _code(tree, word: int) -> str:
+    nodes, codes = tree.path(word)
+    return "".join(map(str, codes.tolist()))
+
+
+def _cost(children: np.ndarray, counts: np.ndarray) -> int:
+    """Σ f·depth over the leaves of ``children``, by walking it (no Tree)."""
+    n = len(children) + 1
+    parent = {int(c): a for a, pair in enumerate(children) for c in pair}
+    total = 0
+    for w in range(n):
+        depth, node = 0, w
+        while node in parent:
+            node, depth = n + parent[node], depth + 1
+        total += int(counts[w]) * depth
+    return total
+
+
+def _grow(tree, old_counts: np.ndarray, new_counts: np.ndarray):
+    """``tree`` grown by words of ``new_counts``, the vocabulary in count order; the
+    grown tree, the grown counts and each old word's new id."""
+    counts = np.concatenate([old_counts, new_counts])
+    order = np.lexsort((np.arange(len(counts)), -counts))
+    ids = np.empty(len(counts), dtype=np.int64)
+    ids[order] = np.arange(len(counts))
+    n = len(old_counts)
+    return grow_tree(tree, ids[:n], ids[n:], counts[order]), counts[order], ids
+
+
+def test_each_new_word_splits_the_cheapest_leaf_and_old_codes_stay_prefixes():
+    """One new word, 30 times over: the leaf it splits gives the least Σ f·depth of
+    all 40 leaves it could split (each tried). Seven new words: every old code is
+    a prefix of the word's new code, and each new word names the leaf it split."""
+    rng = np.random.default_rng(3)
+    old_counts = np.sort(rng.integers(1, 500, 40))[::-1].astype(np.int64)
+    tree = build_tree("huffman", TreeInputs([f"w{i}" for i in range(40)], old_counts,
+                                            hsw2v.TrainSettings()))
+    for f in rng.integers(1, 700, 30).tolist():
+        grown, counts, ids = _grow(tree, old_counts, np.array([f]))
+        relabelled = np.where(tree.children < 40, ids[np.minimum(tree.children, 39)],
+                              tree.children + 1)
+        best = min(_cost(_split(relabelled, int(ids[leaf]), int(ids[40]), 41), counts)
+                   for leaf in range(40))
+        assert _cost(grown.tree.children, counts) == best
+    grown, counts, ids = _grow(tree, old_counts, np.sort(rng.integers(1, 300, 7))[::-1])
+    for w in range(40):
+        assert _code(grown.tree, int(ids[w])).startswith(_code(tree, w))
+    for k, word in enumerate(ids[40:].tolist()):
+        assert split_leaf(grown.tree, word) == grown.beside[k]
+        assert grown.beside[k] in ids[:40] or grown.beside[k] in ids[40:40 + k]
+
+
+def _split(children: np.ndarray, leaf: int, word: int, n: int) -> np.ndarray:
+    """``children`` (inner ids from ``n``) with ``leaf`` split for ``word``: a new last row."""
+    out = np.vstack([children, [[leaf, word]]]).astype(np.int64)
+    rows, sides = np.nonzero(children == leaf)
+    out[rows[0], sides[0]] = n + len(children)
+    return out
+
+
+def _probabilities(model, context: list[str]) -> np.ndarray:
+    """P(w | context) of every word of a CBOW model, in numpy: the context vectors'
+    mean, then each word's path product of σ(±h·u)."""
+    h = model.vectors[[model.vocab.index[w] for w in context]].mean(axis=0).astype(np.float64)
+    tree, u = model.tree, model.node_vectors.astype(np.float64)
+    out = np.empty(len(model.vocab))
+    for w in range(len(model.vocab)):
+        nodes, codes = tree.path(w)
+        x = u[nodes, :model.dim] @ h + (u[nodes, model.dim] if u.shape[1] > model.dim else 0)
+        out[w] = np.prod(1 / (1 + np.exp(np.where(codes == 0, -x, x))))
+    return out
+
+
+@pytest.fixture(scope="module")
+def halves(tmp_path_factory):
+    """Two texts: A, and B with words A lacks."""
+    with gzip.open(REPO / "data" / "enwiki-1m.txt.gz", "rt") as f:
+        words = f.read(1_600_000).split()
+    root = tmp_path_factory.mktemp("halves")
+    a, b = words[:120_000], words[120_000:220_000]
+    for name, part in (("a.txt", a), ("b.txt", b)):
+        (root / name).write_text("\n".join(" ".join(part[i:i + 500])
+                                           for i in range(0, len(part), 500)) + "\n")
+    return root
+
+
+@pytest.mark.parametrize("node_bias", [False, True])
+def test_growing_keeps_what_was_learned(halves, node_bias):
+    """Before training on B: every old word's P(w | context of old words) is the old
+    model's, halved where its leaf was split; the old words' ranking by probability
+    (each split one's doubled back) is the same; new rows start as word2vec.c's,
+    new inner nodes at zero."""
+    old = hsw2v.train(str(halves / "a.txt"), dim=12, epochs=2, threads=1, min_count=3,
+                      node_bias=node_bias, progress=False)
+    grown = grown_model(old, count_words(str(halves / "b.txt")), 3, None, 5)
+    added = grown.history[-1]["words"]
+    assert len(added) > 100 and not set(added) & set(old.vocab.words)
+    assert grown.history[-1]["from_words"] == len(old.vocab)
+    assert np.all(np.diff(grown.vocab.counts) <= 0)
+    ids = np.array([grown.vocab.index[w] for w in old.vocab.words])
+    assert np.array_equal(grown.vectors[ids], old.vectors)
+    fresh = grown.vectors[[grown.vocab.index[w] for w in added]]
+    assert np.all(np.abs(fresh) <= 0.5 / 12) and fresh.std() > 0.1 / 12
+    assert np.array_equal(grown.node_vectors[:len(old.node_vectors)], old.node_vectors)
+    assert not grown.node_vectors[len(old.node_vectors):].any()
+    split = np.array([len(grown.tree.path(i)[0]) - len(old.tree.path(w)[0])
+                      for w, i in enumerate(ids)])
+    assert set(split.tolist()) <= {0, 1} and split.sum() > 0
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        context = list(rng.choice(old.vocab.words[:300], 6, replace=False))
+        before, after = _probabilities(old, context), _probabilities(grown, context)[ids]
+        np.testing.assert_allclose(after, before * 0.5 ** split, rtol=1e-6)
+        top = np.argsort(-before, kind="stable")[:20]
+        assert np.array_equal(np.argsort(-(after * 2.0 ** split), kind="stable")[:20], top)
+
+
+def test_max_vocab_and_min_count_bound_the_growth(halves):
+    old = hsw2v.train(str(halves / "a.txt"), dim=8, epochs=1, threads=1, min_count=3,
+                      progress=False)
+    counts = count_words(str(halves / "b.txt"))
+    text = counts.as_dict()
+    grown = grown_model(old, counts, 4, None, 1)
+    want = {w for w, c in text.items() if c >= 4 and w not in old.vocab.index}
+    assert set(grown.history[-1]["words"]) == want
+    capped = grown_model(old, counts, 4, len(old.vocab) + 10, 1)
+    assert len(capped.vocab) == len(old.vocab) + 10
+    most = sorted(want, key=lambda w: -text[w])
+    assert min(text[w] for w in capped.history[-1]["words"]) >= text[most[9]]
+    assert len(grown_model(old, counts, 4, 5, 1).vocab) == len(old.vocab)  # old words stay
+    trained = hsw2v.train(str(halves / "b.txt"), init_model=old, grow=True, min_count=4,
+                          epochs=1, threads=1, progress=False)  # the Python API
+    assert set(trained.history[-1]["words"]) == want and len(trained.epoch_loss) == 1
+
+
+@pytest.mark.parametrize("arch", sorted(model_kinds))
+def test_the_cli_grows_every_kind(tmp_path, halves, arch):
+    extra = ("--tree", "huffman") if model_kinds[arch].language_model else ()
+    a = run_hsw2v(tmp_path, "train", str(halves / "a.txt"), "--arch", arch, *extra, *RUN,
+                  "-o", "a.txt", "--save-model", "a.npz")
+    assert a.returncode == 0, a.stderr
+    g = run_hsw2v(tmp_path, "train", str(halves / "b.txt"), "--init-model", "a.npz", "--grow",
+                  *RUN, "-o", "g.txt", "--save-model", "g.npz")
+    assert g.returncode == 0, g.stderr
+    old, grown = hsw2v.load_model(str(tmp_path / "a.npz")), hsw2v.load_model(str(tmp_path / "g.npz"))
+    added = grown.history[0]["words"]
+    assert len(grown.vocab) == len(old.vocab) + len(added) and added
+    assert grown.tree.kind.endswith(", grown") and len(grown.epoch_loss) == 2
+    lines = (tmp_path / "g.txt").read_text().splitlines()
+    assert lines[0].split() == [str(len(grown.vocab)), "16"]
+    assert {ln.split()[0] for ln in lines[1:]} >= set(added)
+    again = run_hsw2v(tmp_path, "train", str(halves / "b.txt"), "--init-model", "g.npz", *RUN,
+                      "-o", "h.txt", "--save-model", "h.npz")  # trained further: it remembers
+    assert again.returncode == 0, again.stderr
+    assert hsw2v.load_model(str(tmp_path / "h.npz")).history == grown.history
+    shown = run_hsw2v(tmp_path, "tree", "g.npz", "--json", "--words", "4")
+    info = json.loads(shown.stdout)["grown"][0]
+    assert info["from_words"] == len(old.vocab) and info["added"] == len(added)
+    for p in info["placed"]:
+        assert p["depth"] == len(grown.tree.path(grown.vocab.index[p["word"]])[0])
+        assert p["beside"] in old.vocab.index or p["beside"] in added
+
+
+def test_what_cannot_grow_says_so_in_one_line(tmp_path, halves):
+    a = str(halves / "a.txt")
+    assert run_hsw2v(tmp_path, "train", a, *RUN, "--arch", "skipgram", "--tree", "semantic",
+                     "--split", "adaptive", "--epsilon", "0.3", "--save-model", "eps.npz",
+                     "-o", "eps.txt").returncode == 0
+    cases = [(("--init-model", "eps.npz", "--grow"), "several codes"),
+             (("--grow",), "--grow grows the vocabulary of --init-model")]
+    for args, message in cases:
+        error = one_line_error(run_hsw2v(tmp_path, "train", str(halves / "b.txt"), *args,
+                                         "-o", "x.txt", "--save-model", "x.npz"))
+        assert message in error, error
+    assert not (tmp_path / "x.txt").exists()
+    with pytest.raises(hsw2v.HSW2VError, match="grow grows the vocabulary of init_model"):
+        hsw2v.train(a, grow=True, progress=False)
+
+
+def test_a_grown_run_resumes_from_its_checkpoint(tmp_path, halves):
+    """Kill a grown run after its first checkpoint; --resume finishes it with the
+    grown vocabulary, tree and history, bit for bit as the whole run (one thread)."""
+    assert run_hsw2v(tmp_path, "train", str(halves / "a.txt"), *RUN, "-o", "a.txt",
+                     "--save-model", "a.npz").returncode == 0
+    grow = ("train", str(halves / "b.txt"), "--init-model", "a.npz", "--grow", "--epochs", "3",
+            "--threads", "1", "--quiet")
+    whole = run_hsw2v(tmp_path, *grow, "-o", "whole.txt", "--save-model", "whole.npz")
+    assert whole.returncode == 0, whole.stderr
+    ck = killed_at_first_checkpoint(tmp_path, *grow[1:], "-o", "killed.txt")
+    resumed = run_hsw2v(tmp_path, "train", str(halves / "b.txt"), "--resume", str(ck), "--quiet",
+                        "-o", "resumed.txt", "--save-model", "resumed.npz")
+    assert resumed.returncode == 0, resumed.stderr
+    a = hsw2v.load_model(str(tmp_path / "whole.npz"))
+    b = hsw2v.load_model(str(tmp_path / "resumed.npz"))
+    assert a.history == b.history and a.vocab.words == b.vocab.words
+    assert np.array_equal(a.tree.children, b.tree.children)
+    assert (tmp_path / "whole.txt").read_bytes() == (tmp_path / "resumed.txt").read_bytes()
