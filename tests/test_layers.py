@@ -20,7 +20,7 @@ ENTRY = ("__init__", "__main__")  # the package's own entry files, above every l
 
 
 def module_name(path: Path) -> str:
-    """``hsw2v/runs/trainer.py`` -> ``runs.trainer``; ``hsw2v/hs/__init__.py`` -> ``hs``."""
+    """``hsw2v/runs/trainer.py`` -> ``runs.trainer``; ``hsw2v/softmax/__init__.py`` -> ``softmax``."""
     parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
     if parts[-1] == "__init__" and len(parts) > 1:
         parts.pop()

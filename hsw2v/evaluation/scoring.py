@@ -12,14 +12,14 @@ from numba import njit
 
 from ..counting.corpus import WordTable
 from ..errors import HSW2VError, param
-from ..hs.codes import word_log_prob
+from ..softmax.several_codes import word_log_prob
 from ..jit.helpers import KERNEL
 from ..settings import MAX_WINDOW
 from ..system.parallel import ordered_map
 from ..system.parallel import read_ahead
 from ..text.reader import as_source, corpus_files, iter_blocks
 from ..training.kinds import model_kind
-from ..training.steps import context_rows
+from ..training.kind_dispatch import context_rows
 from ..training.walk import make_walk
 
 LARGEST_EXPONENT = math.log(np.finfo(np.float64).max)

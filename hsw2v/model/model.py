@@ -176,7 +176,7 @@ class Model:
         rows = np.array(known, dtype=np.int32)
         H = np.empty((max(len(rows), 1), self.dim), dtype=np.float32)
         config = model_kind(self.arch).config_of(self.settings)
-        from ..training.steps import (
+        from ..training.kind_dispatch import (
             context_of_words,  # (numba loads where it is needed)
         )
 
@@ -186,7 +186,7 @@ class Model:
     def predict(self, context: Sequence[str] | str, topn: int = 10) -> list[tuple[str, float]]:
         """The ``topn`` most probable words given the context, most probable first.
 
-        Exact, by best-first search over the tree (see :mod:`hsw2v.hs.softmax`).
+        Exact, by best-first search over the tree (see :mod:`hsw2v.softmax.one_code`).
 
         Parameters
         ----------
@@ -204,8 +204,8 @@ class Model:
         if topn <= 0:
             raise HSW2VError(f"topn must be positive, got {topn}")
         H = self.context_matrix(context)
-        from ..hs.codes import best_first_codes, search_buffers
-        from ..hs.softmax import best_first
+        from ..softmax.several_codes import best_first_codes, search_buffers
+        from ..softmax.one_code import best_first
 
         topn = min(topn, len(self.vocab))
         words = np.empty(topn, dtype=np.int64)
@@ -225,7 +225,7 @@ class Model:
     def predict_many(self, contexts: Sequence[Sequence[str]], topn: int = 10
                      ) -> list[list[tuple[str, float]]]:
         """:meth:`predict` for many contexts at once, searched in parallel in numba."""
-        from ..hs.codes import best_first_batch
+        from ..softmax.several_codes import best_first_batch
 
         if isinstance(contexts, (str, bytes)):
             raise HSW2VError(f"contexts is a sequence of contexts, each a list of words; got the "
@@ -271,7 +271,7 @@ class Model:
             log P(sentence ``</s>``) (KenLM's ``Model.score(sentence)`` is this
             divided by ln 10).
         """
-        from ..hs.codes import word_log_prob
+        from ..softmax.several_codes import word_log_prob
 
         if context is None:
             return self._sentence_log_prob(words.split() if isinstance(words, str) else list(words))
@@ -286,7 +286,7 @@ class Model:
         if not self.vocab.markers:
             raise HSW2VError("log_prob(words) without a context needs a language model whose "
                              "lines end with </s> (arch='lbl', trained by this version)")
-        from ..hs.codes import word_log_prob
+        from ..softmax.several_codes import word_log_prob
 
         tokens = [w if w in self.vocab.index else UNKNOWN for w in words] + [SENTENCE_END]
         window = self.settings.window
@@ -299,7 +299,7 @@ class Model:
     def all_log_probs(self, context: Sequence[str] | str) -> np.ndarray:
         """log P(w | context) for every word, by visiting every inner node (brute
         force); a word with several codes sums their probabilities per context row."""
-        from ..hs.softmax import all_log_probs
+        from ..softmax.one_code import all_log_probs
 
         H, tree = self.context_matrix(context), self.tree
         out = np.empty(tree.n_leaves, dtype=np.float64)

@@ -23,7 +23,7 @@ from ..system.parallel import lock_free
 from ..text.reader import BLOCK_BYTES, Source, describe, iter_blocks
 from ..training.state import Weights, new_state
 from .checkpoint import Checkpoints, Position
-from .kernels import KernelSetup, kernel_setup
+from .kernel_setup import KernelSetup, kernel_setup
 from .schedule import EpochLoss, LearningRate
 
 

@@ -32,7 +32,7 @@ from .common import (
 )
 from .epochs import run_epochs
 from .grow import GROWN, check_growable, grown_model
-from .kernels import first_kernel_ahead
+from .kernel_setup import first_kernel_ahead
 
 
 def build_vocab(corpus: Source, min_count: int = 5, max_vocab: int | None = None,

@@ -2,13 +2,14 @@
 
 ``walk`` turns a block of sentences into (target, context) examples, for training,
 scoring and the semantic trees alike; ``block`` trains a block by handing each
-example to the centre step of the model kind; ``cbow`` and ``skipgram`` are the
-kinds' steps; ``kinds`` is the ``model_kinds`` registry and ``steps`` picks a kind's
-context by the type of its config, for the callers the kinds share; ``state``
+example to the centre step of the model kind; ``cbow``, ``skipgram`` and ``lbl``
+are the kinds' steps; ``kinds`` is the ``model_kinds`` registry and
+``kind_dispatch`` picks a kind's context by the type of its config, for the
+callers the kinds share; ``state``
 holds the shared ``Weights`` and a thread's ``State``.
 
 How to add a kind: :mod:`hsw2v.training.kinds` (its docstring is the one place
 that says it); ``declared`` holds the ``Setting`` a kind or tree declares as its own.
 
-May import: ``hsw2v.errors``, ``hsw2v.jit``, ``hsw2v.hs``.
+May import: ``hsw2v.errors``, ``hsw2v.jit``, ``hsw2v.softmax``.
 """

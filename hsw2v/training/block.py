@@ -23,12 +23,12 @@ import numpy as np
 from numba import literally, njit
 from numba.extending import overload
 
-from ..hs.codes import step_for
-from ..hs.flat import FlatCodes
+from ..softmax.several_codes import step_for
+from ..softmax.flat import FlatCodes
 from ..jit.helpers import KERNEL, for_dim, prefetch_row, specialised, with_globals
 from .kinds import ModelKind, kind_of_config
 from .state import State, Weights
-from .steps import centre_step  # (a stand-in in the templates: see block_kernel_of)
+from .kind_dispatch import centre_step  # (a stand-in in the templates: see block_kernel_of)
 from .walk import kind_context_words, make_walk
 
 
@@ -137,7 +137,7 @@ def merge_due(syn1, hot_nodes, hot_rows, hot_base, shared_extra, extra, extra_ba
               sync_every, fast_rows):
     """Count a word and merge what is due after it: every private hot row each
     ``sync_every`` words, the first ``fast_rows`` (the hottest, see
-    :func:`hsw2v.runs.kernels.hot_inner_nodes`) and the kind's matrices each
+    :func:`hsw2v.runs.kernel_setup.hot_inner_nodes`) and the kind's matrices each
     :data:`FAST_SYNC_WORDS`. Returns the words since the last merge of every row."""
     since_sync += 1
     if since_sync == sync_every:
@@ -184,7 +184,7 @@ def _train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pa
     constant, so numba compiles (and caches) a version for each, with the loops
     over ``dim`` unrolled. So is whether words may have several codes, from the
     type of ``paths`` (:attr:`hsw2v.trees.tree.Tree.training_paths`): with a
-    :class:`~hsw2v.hs.flat.FlatPaths`, no trace of the several-codes steps.
+    :class:`~hsw2v.softmax.flat.FlatPaths`, no trace of the several-codes steps.
     Returns (sum of −log P, number of examples): skip-gram has one example per
     (centre, context) pair, CBOW one per centre word.
     """
@@ -214,18 +214,18 @@ _KERNELS: dict[tuple[str, bool, bool], Any] = {}
 def centre_of(kind: ModelKind, codes: bool = False, bias: bool = False) -> Any:
     """``kind``'s centre step (an ``inline="always"`` numba function) with the SGD
     step for paths with several codes a word or one, and for node vectors with a
-    bias column or without (:func:`hsw2v.hs.codes.step_for`), in place of
-    :func:`hsw2v.hs.codes.target_step`; and ``bias`` as the steps' own
-    :data:`~hsw2v.hs.softmax.NODE_BIAS`."""
+    bias column or without (:func:`hsw2v.softmax.several_codes.step_for`), in place of
+    :func:`hsw2v.softmax.several_codes.target_step`; and ``bias`` as the steps' own
+    :data:`~hsw2v.softmax.one_code.NODE_BIAS`."""
     return specialised(kind.steps().centre, target_step=step_for(codes, bias), NODE_BIAS=bias)
 
 
 def block_kernel_of(kind: ModelKind, codes: bool = False, bias: bool = False) -> Any:
     """The block kernel (a numba dispatcher, see :func:`_train_block`) of ``kind``
-    for paths with several codes a word (:class:`~hsw2v.hs.flat.FlatCodes`) or one
-    (:class:`~hsw2v.hs.flat.FlatPaths`), and for node vectors with a bias column or
+    for paths with several codes a word (:class:`~hsw2v.softmax.flat.FlatCodes`) or one
+    (:class:`~hsw2v.softmax.flat.FlatPaths`), and for node vectors with a bias column or
     without (``bias``): its centre step, with the SGD step those paths need
-    (:func:`hsw2v.hs.codes.step_of`), and its context words, inlined into one walk,
+    (:func:`hsw2v.softmax.several_codes.step_of`), and its context words, inlined into one walk,
     with nothing of the other kinds or of the other case of ``bias``. Made once;
     numba caches each of its compilations (the argument types tell the variants of
     ``codes`` apart, the name those of ``bias``)."""

@@ -5,8 +5,8 @@ from typing import NamedTuple
 
 from numba import njit
 
-from ..hs.codes import target_step
-from ..hs.softmax import context_mean
+from ..softmax.several_codes import target_step
+from ..softmax.one_code import context_mean
 from ..jit.helpers import KERNEL
 
 

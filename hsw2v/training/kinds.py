@@ -27,14 +27,14 @@ options, API keywords and model-file settings on their own). (A floating-point s
 on its own and linked into the kernel; a process that compiled it calls the first, a
 process that loaded the kernel from numba's cache the second, and fastmath lets
 them round differently: the same seed would give other bits after a fresh compile.
-Call the SGD step as :func:`hsw2v.hs.codes.target_step`: each kernel gets the one
+Call the SGD step as :func:`hsw2v.softmax.several_codes.target_step`: each kernel gets the one
 its paths need.) Each kind gets a block kernel of its
 own (:func:`hsw2v.training.block.block_kernel_of`): a copy of the kernel's
 template with the kind's ``centre`` and ``context_words`` in its globals, so numba
 inlines them before typing; the kernel holds that kind's steps and nothing of the
 others, with the vector size a compile-time constant. Callers shared by the kinds
 (scoring, semantic trees, ``predict``) pick the kind's ``context`` by the config's
-type (:mod:`hsw2v.training.steps`). The ``--arch`` choices, the settings' defaults, ``Weights``, the model
+type (:mod:`hsw2v.training.kind_dispatch`). The ``--arch`` choices, the settings' defaults, ``Weights``, the model
 file, checkpoints, Dask and the tests loop over :data:`model_kinds`; nothing else
 compares a kind's name. This module imports no numba: a kind's module loads when a
 kernel needs it, so ``hsw2v --help`` stays fast.
@@ -85,7 +85,7 @@ class ModelKind:
     fast_rows: int = 0
     """With several threads, how many of the hot inner nodes (the most visited
     first) merge every :data:`hsw2v.training.block.FAST_SYNC_WORDS` words rather
-    than every :data:`hsw2v.runs.kernels.HOT_SYNC_WORDS`."""
+    than every :data:`hsw2v.runs.kernel_setup.HOT_SYNC_WORDS`."""
     """The kind's own defaults of settings left unset (any of
     :data:`hsw2v.settings.KIND_DEFAULTS`, ``alpha`` beyond :attr:`alpha`), each a
     value or a function of the settings filled in before it; the others' are

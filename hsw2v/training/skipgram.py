@@ -12,12 +12,12 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..hs.codes import codes_of, target_step
-from ..hs.softmax import branch_loss_grad
+from ..softmax.several_codes import codes_of, target_step
+from ..softmax.one_code import branch_loss_grad
 from ..jit.helpers import KERNEL
 
 
-NODE_BIAS: bool  # a copy's constant (see hsw2v.hs.softmax.NODE_BIAS and block.centre_of)
+NODE_BIAS: bool  # a copy's constant (see hsw2v.softmax.one_code.NODE_BIAS and block.centre_of)
 
 
 class Config(NamedTuple):
@@ -42,7 +42,7 @@ def distinct_run(ctx, start, n):
 def skipgram_in_turn(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, rows,
                      pairs, path, dim):
     """:func:`skipgram_distinct` for a target with several codes: the context words
-    take turns, as in word2vec.c, each with one :func:`hsw2v.hs.codes.target_step`.
+    take turns, as in word2vec.c, each with one :func:`hsw2v.softmax.several_codes.target_step`.
     Returns Σ_c −log P(target | c)."""
     grad, scratch = rows[1], path[0, 0]
     loss = 0.0
@@ -72,7 +72,7 @@ def skipgram_distinct(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows,
     Σ_{c'<c} (Σ_n g_cn g_c'n) h_c' at the end. The path's nodes are distinct, so
     the scores X (contexts × path) are three small matrix products and a loop over
     the path per context. Inner nodes with ``hot_slot[n] >= 0`` live in the
-    thread's ``hot_rows`` (see :func:`hsw2v.hs.softmax.hs_step`). ``rows``, ``pairs``,
+    thread's ``hot_rows`` (see :func:`hsw2v.softmax.one_code.hs_step`). ``rows``, ``pairs``,
     ``path``: a :class:`State`'s scratch. Returns Σ_c −log P(target | c).
 
     With a node bias (``syn1`` a column wider than ``dim``), each earlier context's

@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 from numba.extending import overload
 
-from ..hs.softmax import gather_context
+from ..softmax.one_code import gather_context
 from ..jit.helpers import KERNEL, lcg_next, lcg_uniform, with_globals
 from .kinds import kind_of_config
 

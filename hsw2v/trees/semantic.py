@@ -30,7 +30,7 @@ from ..jit.helpers import JIT
 from ..system.parallel import ordered_map
 from ..text.reader import Source, iter_blocks
 from ..training.kinds import model_kind
-from ..training.steps import context_rows
+from ..training.kind_dispatch import context_rows
 from ..training.walk import make_walk
 from .tree import SPLITS, Tree, from_overlapping_splits, from_splits, huffman
 

@@ -18,7 +18,7 @@ import bisect
 import numpy as np
 
 from ..errors import HSW2VError
-from ..hs.flat import FlatCodes, FlatPaths
+from ..softmax.flat import FlatCodes, FlatPaths
 
 SPLITS = ("balanced", "adaptive")
 """How a learned tree splits a node's words (``--split``; see :mod:`hsw2v.trees.semantic`)."""

@@ -47,10 +47,10 @@ PHASES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
          "    context_mean(syn0, ctx, n_ctx, t.config.cbow_mean, h, dim)\n    grad_h[:] = 0.0\n",
          "    grad_h[:] = 0.0\n")]),
     "scores": ("the path's scores and σ (taken out: a fixed branch gradient)", [
-        ("hs/softmax.py",
+        ("softmax/one_code.py",
          "        branch_loss, slope = branch_loss_grad(sign * scratch[p])\n",
          "        branch_loss, slope = np.float32(0.0), np.float32(0.5)\n"),
-        ("hs/softmax.py",
+        ("softmax/one_code.py",
          "    bias = syn1.shape[1] > dim\n    offsets, nodes, codes = paths.offsets, paths.nodes, paths.codes\n"
          "    p0 = offsets[target]\n    n = offsets[target + 1] - p0\n    p = 0\n"
          "    while p + 4 <= n:  # four nodes a pass",
@@ -58,10 +58,10 @@ PHASES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
          "    p0 = offsets[target]\n    n = offsets[target + 1] - p0\n    p = n\n"
          "    while p + 4 <= n:  # four nodes a pass")]),
     "nodes": ("the node updates (taken out: the nodes are read, not written)", [
-        ("hs/softmax.py",
+        ("softmax/one_code.py",
          "            u0[d] = a0 + g0 * hd\n            u1[d] = a1 + g1 * hd\n"
          "            u2[d] = a2 + g2 * hd\n            u3[d] = a3 + g3 * hd\n", ""),
-        ("hs/softmax.py",
+        ("softmax/one_code.py",
          "            grad_h[d] += g * u[d]\n            u[d] += g * h[d]\n",
          "            grad_h[d] += g * u[d]\n")]),
     "context": ("the context updates (taken out)", [
@@ -108,7 +108,7 @@ def floors(root: Path, window: int = 5, dim: int = 100, sample: float = 1e-3) ->
     from bench import fma_peak
 
     from hsw2v.counting.vocab import keep_probabilities
-    from hsw2v.runs.kernels import HOT_NODES, HOT_SYNC_WORDS
+    from hsw2v.runs.kernel_setup import HOT_NODES, HOT_SYNC_WORDS
     from hsw2v.runs.trainer import build_vocab
     from hsw2v.training.block import FAST_SYNC_WORDS
     from hsw2v.training.kinds import model_kinds

@@ -25,8 +25,8 @@ import numba
 import numpy as np
 
 import hsw2v
-from hsw2v.hs.codes import best_first_batch
-from hsw2v.hs.softmax import all_log_probs, best_first
+from hsw2v.softmax.several_codes import best_first_batch
+from hsw2v.softmax.one_code import all_log_probs, best_first
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 

@@ -20,7 +20,7 @@ TESTS = ["tests/training/test_block.py", "tests/evaluation/test_scoring.py", "te
          "tests/runs/test_trainer.py"]
 
 MUTANTS = [  # (what, file, original text, mutated text)
-    ("swap a code's sign", "hs/softmax.py",
+    ("swap a code's sign", "softmax/one_code.py",
      "sign = np.float32(1.0) - np.float32(2.0) * np.float32(codes[p0 + p])  # code 0: σ(x)",
      "sign = np.float32(2.0) * np.float32(codes[p0 + p]) - np.float32(1.0)  # code 0: σ(x)"),
     ("drop the alpha decay", "training/block.py",
@@ -33,10 +33,10 @@ MUTANTS = [  # (what, file, original text, mutated text)
      "row[d] += hot_rows[k, d] - hot_base[k, d]", "row[d] = hot_rows[k, d]"),
     ("drop skip-gram's Gram correction", "training/skipgram.py",
      "X[c, p] += G[c2, p] * m", "X[c, p] += 0.0 * m"),
-    ("CBOW context: sum for mean", "hs/softmax.py", "    if mean:\n        inv", "    if False:\n        inv"),
+    ("CBOW context: sum for mean", "softmax/one_code.py", "    if mean:\n        inv", "    if False:\n        inv"),
     ("no update of the context vectors (CBOW)", "training/cbow.py", "            c[d] += grad_h[d]",
      "            c[d] += 0.0"),
-    ("prediction: codes 0 and 1 swapped consistently", "hs/softmax.py",
+    ("prediction: codes 0 and 1 swapped consistently", "softmax/one_code.py",
      "        left += ls\n        right += ls - x", "        right += ls\n        left += ls - x"),
     ("skip-gram's gradient drops every fourth node's step", "training/skipgram.py",
      "grad[c, d] += g0 * u0[d] + g1 * u1[d] + g2 * u2[d] + g3 * u3[d]",

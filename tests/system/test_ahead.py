@@ -165,7 +165,7 @@ def test_a_child_compiles_the_training_kernel_ahead(tmp_path):
     (``compile=False`` only loads)."""
     probe = (
         "import json, os\n"
-        "from hsw2v.runs.kernels import first_kernel, first_kernel_ahead\n"
+        "from hsw2v.runs.kernel_setup import first_kernel, first_kernel_ahead\n"
         "from hsw2v.system import ahead\n"
         "from hsw2v.settings import TrainSettings\n"
         "s = TrainSettings(dim=13, threads=1).resolved()\n"

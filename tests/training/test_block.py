@@ -3,7 +3,7 @@ import pytest
 from numba import njit
 
 from hsw2v.counting.vocab import keep_probabilities
-from hsw2v.hs import softmax
+from hsw2v.softmax import one_code
 from hsw2v.jit import helpers
 from hsw2v.training import block
 from hsw2v.training import walk
@@ -17,7 +17,7 @@ from tests.helpers import kind_config
 
 def hs_step(h, word, alpha, syn1, tree, grad_h):
     """One hierarchical-softmax step that trains every inner node in place."""
-    return softmax.hs_step(h, word, alpha, syn1, np.full(len(tree) - 1, -1, np.int32),
+    return one_code.hs_step(h, word, alpha, syn1, np.full(len(tree) - 1, -1, np.int32),
                            np.empty((0, len(h)), np.float32), tree.flat, grad_h,
                            np.empty(tree.depths.max(), np.float32), len(h))
 
@@ -293,7 +293,7 @@ def test_shrunk_window_is_word2vecs():
 def test_hot_nodes_are_the_most_visited():
     """hot_inner_nodes counts each inner node's visits bottom-up; the reference
     adds each word's count to every node on its path (numpy bincount)."""
-    from hsw2v.runs.kernels import hot_inner_nodes
+    from hsw2v.runs.kernel_setup import hot_inner_nodes
 
     rng = np.random.default_rng(2)
     for tree_of in (huffman, lambda c: random_tree(len(c), 3)):
@@ -321,7 +321,7 @@ def test_hot_rows_match_in_place_training(arch):
     ids = rng.integers(0, V, size=3000).astype(np.int32)
     ends = np.array([3000], dtype=np.int64)
     keep = np.ones(V, dtype=np.float32)
-    from hsw2v.runs.kernels import hot_inner_nodes
+    from hsw2v.runs.kernel_setup import hot_inner_nodes
 
     results = []
     for k, every in ((0, 1 << 30), (8, 100), (8, 7)):

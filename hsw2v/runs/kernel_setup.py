@@ -12,8 +12,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..counting.vocab import keep_probabilities
-from ..hs.flat import FlatCodes, FlatPaths
-from ..hs.softmax import subtree_totals
+from ..softmax.flat import FlatCodes, FlatPaths
+from ..softmax.one_code import subtree_totals
 from ..model.model import Model
 from ..counting.vocab import Vocab
 from ..model.word2vec_format import warm_up_writer

@@ -106,7 +106,7 @@ def one_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scr
     With :data:`NODE_BIAS` (a copy's constant, see :func:`node_bias_copy`), ``syn1``'s
     column after ``dim`` holds each node's bias α, added to the score and trained
     with it (∂score/∂α = 1). For a target with one code only (see
-    :func:`hsw2v.hs.codes.target_step`).
+    :func:`hsw2v.softmax.several_codes.target_step`).
     """
     bias = NODE_BIAS
     offsets, nodes, codes = paths.offsets, paths.nodes, paths.codes

@@ -12,8 +12,8 @@ import pytest
 
 import hsw2v
 from hsw2v.errors import HSW2VError
-from hsw2v.hs import codes
-from hsw2v.hs.codes import best_first_codes, search_buffers
+from hsw2v.softmax import several_codes
+from hsw2v.softmax.several_codes import best_first_codes, search_buffers
 from hsw2v.model.reading import load_model
 from hsw2v.training.kinds import model_kinds
 from hsw2v.trees.semantic import semantic_tree
@@ -128,7 +128,7 @@ def test_step_with_several_codes_is_the_exact_gradient(bias):
     for word in many:
         u, grad_h = syn1.copy(), np.zeros(dim, np.float32)
         scratch = np.empty(int((tree.nodes_per_word + tree.codes_per_word).max()), np.float32)
-        loss = codes.target_step(h, word, alpha, u, np.full(len(u), -1, np.int32),
+        loss = several_codes.target_step(h, word, alpha, u, np.full(len(u), -1, np.int32),
                                np.empty((0, dim + bias), np.float32), tree.flat, grad_h, scratch,
                                dim)
         ref = log_prob(h.astype(np.float64), word, tree.children, tree.n_leaves,

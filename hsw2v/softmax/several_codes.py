@@ -1,7 +1,7 @@
 """Words with several codes (Mnih & Hinton's ADAPTIVE(ε) trees; see
 :mod:`hsw2v.trees.tree`): P(w | h) is the sum over w's codes of each path's product.
 The training step along all of a word's codes and the exact top-N search over
-words sit side by side, over the one-code kernels of :mod:`hsw2v.hs.softmax`.
+words sit side by side, over the one-code kernels of :mod:`hsw2v.softmax.one_code`.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from numba.extending import overload
 
 from ..jit.helpers import JIT, KERNEL
 from .flat import FlatCodes, FlatPaths
-from .softmax import (
+from .one_code import (
     best_first,
     branch_loss_grad,
     code_log_prob,
@@ -50,7 +50,7 @@ def any_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scr
     """The SGD step for predicting ``target`` from ``h`` when ``paths`` is a
     :class:`FlatCodes`: :func:`one_code_step` for a word with one code,
     :func:`multi_code_step` for a word with several (same arguments; both read
-    :data:`~hsw2v.hs.softmax.NODE_BIAS`, see :func:`step_for`)."""
+    :data:`~hsw2v.softmax.one_code.NODE_BIAS`, see :func:`step_for`)."""
     if codes_of(paths, target) > 1:
         return multi_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h,
                                scratch, dim)
@@ -58,7 +58,7 @@ def any_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scr
                          dim)
 
 
-NODE_BIAS: bool  # a copy's constant, as in hsw2v.hs.softmax (see step_for)
+NODE_BIAS: bool  # a copy's constant, as in hsw2v.softmax.one_code (see step_for)
 
 _steps: dict[tuple[bool, bool], Any] = {}
 
@@ -85,7 +85,7 @@ def target_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scrat
 
 @njit(**KERNEL, inline="always")
 def multi_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):
-    """:func:`~hsw2v.hs.softmax.one_code_step` for a target with several codes: P(target | h) = Σ_k p_k, the
+    """:func:`~hsw2v.softmax.one_code.one_code_step` for a target with several codes: P(target | h) = Σ_k p_k, the
     sum of its codes' path products, and the step follows the exact gradient of
     log Σ_k p_k: each code's path gets its own gradient scaled by its posterior
     share r_k = p_k / Σ_j p_j.

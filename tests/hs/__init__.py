@@ -1,2 +1,0 @@
-"""Tests of :mod:`hsw2v.hs`: the step along a word's path and the exact search, for words
-with several codes."""
