@@ -38,9 +38,10 @@ MODULES = {"corpus": "corpus", "reader": "reader", "sgd": "sgd", "trainer": "tra
 """The flat layout's modules, by the name this script gives them."""
 SUBPACKAGES = {"corpus": "counting.corpus", "reader": "text.reader", "sgd": "training.block",
                "trainer": "runs.trainer", "tree": "trees.tree", "utils": "jit.helpers",
-               "kernel_setup": "runs.kernels", "state": "training.state", "kinds": "training.kinds",
-               "settings": "settings", "common": "runs.common"}
-"""The same modules in the layout of subpackages, and those it adds."""
+               "kernel_setup": ("runs.kernel_setup", "runs.kernels"), "state": "training.state",
+               "kinds": "training.kinds", "settings": "settings", "common": "runs.common"}
+"""The same modules in the layout of subpackages, and those it adds (of a module
+renamed since, each name it had, newest first)."""
 
 
 def load(checkout: str, name: str, root: Path) -> SimpleNamespace:
@@ -49,7 +50,12 @@ def load(checkout: str, name: str, root: Path) -> SimpleNamespace:
     shutil.copytree(Path(checkout) / "hsw2v", root / name,
                     ignore=shutil.ignore_patterns("__pycache__"))
     layout = SUBPACKAGES if (root / name / "training").is_dir() else MODULES
-    found = {k: m for k, m in layout.items() if (root / name / (m.replace(".", "/") + ".py")).exists()}
+    found = {}
+    for key, names in layout.items():
+        present = [m for m in ((names,) if isinstance(names, str) else names)
+                   if (root / name / (m.replace(".", "/") + ".py")).exists()]
+        if present:
+            found[key] = present[0]
     return SimpleNamespace(**{k: importlib.import_module(f"{name}.{m}") for k, m in found.items()})
 
 
