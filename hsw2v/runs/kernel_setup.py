@@ -56,6 +56,7 @@ class KernelSetup(NamedTuple):
     hot_slot: np.ndarray
     paths: FlatPaths | FlatCodes
     longest: int  # floats of scratch a step needs (:attr:`hsw2v.trees.tree.Tree.step_scratch`)
+    private_words: int  # each thread's own copies of syn0[:K] (ModelKind.private_words)
     config: Any  # the kind's config (see :mod:`hsw2v.training.kinds`)
     kernel: Any  # train_block's entry point compiled for these types and the dimension
 
@@ -75,6 +76,13 @@ class _KernelArgs(NamedTuple):
         return block_kernel(*self, dim, compile=compile)
 
 
+def private_words(model: Model, s: TrainSettings) -> int:
+    """How many of the most frequent words' input vectors each thread trains in rows
+    of its own: the kind's :attr:`~hsw2v.training.kinds.ModelKind.private_words`
+    with several threads, else none."""
+    return min(model_kind(s.arch).private_words, len(model.vectors)) if s.threads > 1 else 0
+
+
 def _kernel_args(model: Model, s: TrainSettings, hot_nodes: np.ndarray, hot_slot: np.ndarray
                  ) -> _KernelArgs:
     """The block kernel's arguments for training ``model`` with ``s``, with the
@@ -84,7 +92,7 @@ def _kernel_args(model: Model, s: TrainSettings, hot_nodes: np.ndarray, hot_slot
     config = kind.config_of(s)._replace(sync_every=HOT_SYNC_WORDS, fast_rows=kind.fast_rows)
     weights = Weights(model.vectors, model.node_vectors, hot_nodes, hot_slot, model.extra_matrices)
     state = new_state(0, 0, s.window, tree.step_scratch, model.node_vectors[hot_nodes],
-                      model.extra_matrices)
+                      model.extra_matrices, model.vectors[:private_words(model, s)])
     return _KernelArgs(kind, config, keep_probabilities(model.vocab.counts, s.sample), weights,
                        tree.training_paths, state)
 
@@ -105,7 +113,7 @@ def kernel_setup(model: Model, s: TrainSettings) -> KernelSetup:
     release_compiler_pages()
     w = args.weights
     return KernelSetup(args.keep, w.hot_nodes, w.hot_slot, args.paths, model.tree.step_scratch,
-                       args.config, kernel)
+                       private_words(model, s), args.config, kernel)
 
 
 def smallest_model(s: TrainSettings) -> Model:

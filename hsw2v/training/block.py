@@ -51,17 +51,34 @@ def sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base):
             hot_base[k, d] = row[d]
 
 
+@njit(**KERNEL)
+def sync_word_rows(syn0, word_rows, word_base):
+    """:func:`sync_hot_rows` for a thread's private copies of ``syn0[:K]``, the input
+    vectors of the K most frequent words (a vocabulary is in count order). A kind
+    that neither subsamples nor shrinks its window (LBL) reads and writes the rows
+    of the commonest words at nearly every word; shared, each write moves their
+    cache lines between cores (the kernels' benchmarks page)."""
+    dim = syn0.shape[1]
+    for k in range(len(word_rows)):
+        row = syn0[k]
+        for d in range(dim):
+            row[d] += word_rows[k, d] - word_base[k, d]
+            word_rows[k, d] = row[d]
+            word_base[k, d] = row[d]
+
+
 def load_callees() -> None:
     """Load (or compile) the functions of their own that every block kernel calls,
     for its types: what a process can do while another compiles a kernel that
     calls them (see :mod:`hsw2v.system.ahead`), which then loads them from numba's cache."""
     rows = np.zeros((1, 1), dtype=np.float32)
     sync_hot_rows(rows, np.zeros(0, dtype=np.int32), rows, rows)
+    sync_word_rows(rows, rows[:0], rows[:0])
 
 
 FAST_SYNC_WORDS = 64
-"""A thread merges its copies of the kind's matrices, and of the kind's
-``config.fast_rows`` hottest inner nodes, every this many words (a divisor of the
+"""A thread merges its copies of the kind's matrices, of the kind's
+``config.fast_rows`` hottest inner nodes and of its private word rows, every this many words (a divisor of the
 hot rows' interval). Every prediction reads the matrices, and nearly every one the
 nodes nearest the root, so they may go stale less long than the other hot nodes:
 merged every 2,048 words, LBL's held-out perplexity rose by about 10, and CBOW's
@@ -125,6 +142,8 @@ class BlockTraining(NamedTuple):
     path: np.ndarray
     hot_rows: np.ndarray
     hot_base: np.ndarray
+    word_rows: np.ndarray  # the thread's copies of syn0[:K] (State.word_rows)
+    word_base: np.ndarray
     alpha0: float
     slope: float
     extra: tuple
@@ -133,12 +152,13 @@ class BlockTraining(NamedTuple):
 
 
 @njit(**KERNEL, inline="always")
-def merge_due(syn1, hot_nodes, hot_rows, hot_base, shared_extra, extra, extra_base, since_sync,
-              sync_every, fast_rows):
-    """Count a word and merge what is due after it: every private hot row each
-    ``sync_every`` words, the first ``fast_rows`` (the hottest, see
-    :func:`hsw2v.runs.kernel_setup.hot_inner_nodes`) and the kind's matrices each
-    :data:`FAST_SYNC_WORDS`. Returns the words since the last merge of every row."""
+def merge_due(v, since_sync, sync_every, fast_rows):
+    """Count a word and merge what is due after it in the visitor ``v``'s rows: every
+    private hot row each ``sync_every`` words, the first ``fast_rows`` (the hottest,
+    see :func:`hsw2v.runs.kernel_setup.hot_inner_nodes`), the kind's matrices and
+    the private word rows each :data:`FAST_SYNC_WORDS`. Returns the words since the
+    last merge of every row."""
+    syn1, hot_nodes, hot_rows, hot_base = v.syn1, v.hot_nodes, v.hot_rows, v.hot_base
     since_sync += 1
     if since_sync == sync_every:
         sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
@@ -147,7 +167,9 @@ def merge_due(syn1, hot_nodes, hot_rows, hot_base, shared_extra, extra, extra_ba
         fast = min(fast_rows, len(hot_nodes))
         if since_sync > 0 and fast > 0:
             sync_hot_rows(syn1, hot_nodes[:fast], hot_rows[:fast], hot_base[:fast])
-        sync_matrices(shared_extra, extra, extra_base)
+        sync_matrices(v.shared_extra, v.extra, v.extra_base)
+    if since_sync % FAST_SYNC_WORDS == 0 and len(v.word_rows) > 0:
+        sync_word_rows(v.syn0, v.word_rows, v.word_base)
     return since_sync
 
 
@@ -155,8 +177,7 @@ def merge_due(syn1, hot_nodes, hot_rows, hot_base, shared_extra, extra, extra_ba
 def _before_training(v, sen, i, m, dim, since_sync):
     """Count the word (merging what is due, :func:`merge_due`) and prefetch what the
     next example needs. Returns the words since the last merge."""
-    since_sync = merge_due(v.syn1, v.hot_nodes, v.hot_rows, v.hot_base, v.shared_extra, v.extra,
-                           v.extra_base, since_sync, v.config.sync_every, v.config.fast_rows)
+    since_sync = merge_due(v, since_sync, v.config.sync_every, v.config.fast_rows)
     prefetch_next(sen, i, m, v.config.window, v.syn0, v.syn1, v.hot_slot, v.paths)
     return since_sync
 
@@ -190,20 +211,24 @@ def _train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pa
     """
     literally(dim)
     syn0, syn1, hot_nodes, hot_slot, shared_extra = weights
-    rng, sen, sen_pos, ctx, rows, pairs, path, hot_rows, hot_base, extra, extra_base = state
+    (rng, sen, sen_pos, ctx, rows, pairs, path, hot_rows, hot_base, extra, extra_base, word_rows,
+     word_base) = state
     n_words = sent_ends[n_sents - 1] if n_sents > 0 else 0
     slope = (alpha1 - alpha0) / max(n_words, 1)
     private = len(hot_nodes) > 0
     sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
     if private:
         sync_matrices(shared_extra, extra, extra_base)
+    sync_word_rows(syn0, word_rows, word_base)
     visitor = BlockTraining(config, syn0, syn1, hot_nodes, hot_slot, paths, rows, pairs, path,
-                            hot_rows, hot_base, alpha0, slope, extra, shared_extra, extra_base)
+                            hot_rows, hot_base, word_rows, word_base, alpha0, slope, extra,
+                            shared_extra, extra_base)
     loss, n_examples, r = _walk(ids, sent_ends, n_sents, keep_prob, config.window, True,
                                 rng[0], sen, sen_pos, ctx, visitor, dim)
     sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
     if private:
         sync_matrices(shared_extra, extra, extra_base)
+    sync_word_rows(syn0, word_rows, word_base)
     rng[0] = r
     return loss, n_examples
 

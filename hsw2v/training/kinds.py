@@ -82,14 +82,19 @@ class ModelKind:
     """The settings only this kind reads, declared here: given with another kind,
     they are an error (see :mod:`hsw2v.training.declared`)."""
     defaults: dict[str, Any] = field(default_factory=dict)
-    fast_rows: int = 0
-    """With several threads, how many of the hot inner nodes (the most visited
-    first) merge every :data:`hsw2v.training.block.FAST_SYNC_WORDS` words rather
-    than every :data:`hsw2v.runs.kernel_setup.HOT_SYNC_WORDS`."""
     """The kind's own defaults of settings left unset (any of
     :data:`hsw2v.settings.KIND_DEFAULTS`, ``alpha`` beyond :attr:`alpha`), each a
     value or a function of the settings filled in before it; the others' are
     there."""
+    fast_rows: int = 0
+    """With several threads, how many of the hot inner nodes (the most visited
+    first) merge every :data:`hsw2v.training.block.FAST_SYNC_WORDS` words rather
+    than every :data:`hsw2v.runs.kernel_setup.HOT_SYNC_WORDS`."""
+    private_words: int = 0
+    """With several threads, how many of the most frequent words' input vectors each
+    thread trains in rows of its own, merged every
+    :data:`hsw2v.training.block.FAST_SYNC_WORDS` words
+    (:func:`hsw2v.training.block.sync_word_rows`); the kind's steps read them."""
     structural: tuple[str, ...] = ()
     """Settings that shape the kind's matrices: fixed when a model trains further,
     and when it is scored."""
@@ -212,7 +217,7 @@ model_kinds: dict[str, ModelKind] = {
         defaults={"sample": 0.0, "node_bias": True, "alpha": _lbl_alpha, "window": 16,
                   "tree": "semantic", "split": _lbl_split, "epochs": _lbl_epochs,
                   "tree_epochs": 1},
-        structural=("window", "position_weights"),
+        structural=("window", "position_weights"), private_words=64,
         check=_lbl_check),
 }
 """Every model kind, by the name ``--arch`` takes."""

@@ -59,21 +59,26 @@ def context_words(config, sen, i, m, window, shrink, r, ctx):
 
 
 @njit(**KERNEL, inline="always")
-def _row(syn0, start, w):
-    return syn0[w] if w >= 0 else start[0]
+def _row(syn0, start, words, w):
+    """Word ``w``'s input row: the start row for −1, the thread's own copy for the
+    most frequent words (``words``: its copies of ``syn0[:K]``), else ``syn0[w]``."""
+    if w < 0:
+        return start[0]
+    return words[w] if w < len(words) else syn0[w]
 
 
 @njit(**KERNEL, inline="always")
-def predicted(config, syn0, extra, ctx, n_ctx, h, dim):
+def predicted(config, syn0, extra, words, ctx, n_ctx, h, dim):
     """r̂ into ``h`` from the context ``ctx[:n_ctx]`` (oldest first): its last N words,
-    the last nearest; missing positions (and ids −1) take the start row."""
+    the last nearest; missing positions (and ids −1) take the start row. ``words``:
+    private copies of ``syn0[:K]`` (see :func:`_row`)."""
     positions, start = extra
     n = config.window
     for d in range(dim):
         h[d] = 0.0
     for p in range(n):  # position p + 1: the word p + 1 before the target
         j = n_ctx - 1 - p
-        r = _row(syn0, start, ctx[j] if j >= 0 else -1)
+        r = _row(syn0, start, words, ctx[j] if j >= 0 else -1)
         if config.full:
             C = positions[p * dim:(p + 1) * dim]
             for a in range(dim):
@@ -95,14 +100,15 @@ def centre(t, target, ctx, n_ctx, alpha, dim):
     syn0 = t.syn0
     positions, start = t.extra
     h, g = t.rows[0, 0], t.rows[1, 0]
-    predicted(t.config, syn0, t.extra, ctx, n_ctx, h, dim)
+    words = t.word_rows
+    predicted(t.config, syn0, t.extra, words, ctx, n_ctx, h, dim)
     g[:] = 0.0
     loss = target_step(h, target, alpha, t.syn1, t.hot_slot, t.hot_rows, t.paths, g,
                        t.path[0, 0], dim)
     n = t.config.window
     for p in range(n):  # C_p's step g rᵀ, and r's step C_pᵀ g kept in row 1 + p of rows[0]
         j = n_ctx - 1 - p
-        r = _row(syn0, start, ctx[j] if j >= 0 else -1)
+        r = _row(syn0, start, words, ctx[j] if j >= 0 else -1)
         step = t.rows[0, 1 + p]
         if t.config.full:  # one pass over C's rows
             C = positions[p * dim:(p + 1) * dim]
@@ -121,7 +127,7 @@ def centre(t, target, ctx, n_ctx, alpha, dim):
                 c[d] += r[d] * g[d]
     for p in range(n):  # then the rows: a row at several positions takes each step
         j = n_ctx - 1 - p
-        r = _row(syn0, start, ctx[j] if j >= 0 else -1)
+        r = _row(syn0, start, words, ctx[j] if j >= 0 else -1)
         step = t.rows[0, 1 + p]
         for d in range(dim):
             r[d] += step[d]
@@ -132,7 +138,7 @@ def centre(t, target, ctx, n_ctx, alpha, dim):
 def context(config, syn0, extra, ctx, n_ctx, H, dim):
     """The context as LBL predicts from it: one row of ``H``, r̂ (see
     :func:`predicted`). Returns the number of rows, 1."""
-    predicted(config, syn0, extra, ctx, n_ctx, H[0], dim)
+    predicted(config, syn0, extra, syn0[:0], ctx, n_ctx, H[0], dim)
     return 1
 
 

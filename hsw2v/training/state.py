@@ -20,6 +20,9 @@ class Weights(NamedTuple):
     extra: tuple = ()  # the kind's other matrices, in its order (float32)
 
 
+_NO_ROWS = np.zeros((0, 1), np.float32)
+
+
 class State(NamedTuple):
     """One thread's generator and buffers (fastText's ``Model::State``). The block
     kernel unpacks it once per block: a tuple of arrays passed once per word to a
@@ -38,20 +41,26 @@ class State(NamedTuple):
     extra: tuple = ()  # the kind's matrices as this thread trains them: its own copies
     # when it has hot rows (several threads), else the shared matrices themselves …
     extra_base: tuple = ()  # … and the copies' values at the last merge
+    word_rows: np.ndarray = _NO_ROWS  # float32 (K, D): private copies of syn0[:K], the
+    # input vectors of the K most frequent words (a kind's ``private_words``) …
+    word_base: np.ndarray = _NO_ROWS  # … and their values at the last merge
 
 
 def new_state(seed: int, block_words: int, window: int, longest_path: int,
-              hot_rows: np.ndarray, extra: tuple = ()) -> State:
+              hot_rows: np.ndarray, extra: tuple = (), word_rows: np.ndarray | None = None
+              ) -> State:
     """A thread's state: generator ``seed``, room for ``block_words`` words a block,
     its own copy of ``hot_rows`` and, if there are hot rows, of the kind's matrices
     ``extra`` (``Weights.extra``), merged like them: every thread would otherwise
-    write the same few rows (LBL's position weights) at every word."""
+    write the same few rows (LBL's position weights) at every word. So with
+    ``word_rows`` (``syn0[:K]``; none if None), the most frequent words' input vectors."""
     dim = hot_rows.shape[1]
     width = 2 * window
+    words = np.zeros((0, dim), np.float32) if word_rows is None else word_rows
     return State(
         np.array([seed], dtype=np.uint64), np.empty(block_words, np.int32),
         np.empty(block_words, np.int64), np.empty(width, np.int32),
         np.empty((2, width, dim), np.float32), np.empty((2, width, width), np.float32),
         np.empty((2, width, longest_path), np.float32), hot_rows.copy(), hot_rows.copy(),
         *((tuple(m.copy() for m in extra), tuple(m.copy() for m in extra)) if len(hot_rows)
-          else (tuple(extra), tuple(extra))))
+          else (tuple(extra), tuple(extra))), words.copy(), words.copy())

@@ -411,10 +411,20 @@ def test_hot_rows_merge_adds_each_threads_change():
 
 
 @njit
-def _count_words(n, syn1, hot, rows, last, since, every, fast):
+def _count_words(n, v, since, every, fast):
     for _ in range(n):
-        since = block.merge_due(syn1, hot, rows, last, (), (), (), since, every, fast)
+        since = block.merge_due(v, since, every, fast)
     return since
+
+
+def _merging(syn1, hot, rows, last, syn0=None, word_rows=None, word_last=None):
+    """What merge_due reads of a block's visitor: hot rows ``rows`` of the nodes
+    ``hot`` (``last``: their values at the last merge), and private word rows."""
+    none = np.zeros((0, syn1.shape[1]), np.float32)
+    return block.BlockTraining(
+        None, none if syn0 is None else syn0, syn1, hot, None, None, none, none, none, rows,
+        last, none if word_rows is None else word_rows, none if word_last is None else word_last,
+        0.0, 0.0, (), (), ())
 
 
 def test_the_hottest_rows_merge_more_often():
@@ -427,15 +437,44 @@ def test_the_hottest_rows_merge_more_often():
     syn1 = np.zeros((k + 3, 4), dtype=np.float32)
     hot = np.arange(3, k + 3, dtype=np.int32)
     rows, last = np.ones((k, 4), dtype=np.float32), np.zeros((k, 4), dtype=np.float32)
-    since = _count_words(block.FAST_SYNC_WORDS - 1, syn1, hot, rows, last, 0, every, fast)
+    v = _merging(syn1, hot, rows, last)
+    since = _count_words(block.FAST_SYNC_WORDS - 1, v, 0, every, fast)
     assert not syn1.any()  # nothing due yet
-    since = _count_words(1, syn1, hot, rows, last, since, every, fast)
+    since = _count_words(1, v, since, every, fast)
     assert (syn1[hot[:fast]] == 1).all() and not syn1[hot[fast:]].any() and not syn1[:3].any()
     rows += 1  # every row changes again; the hottest merge again after FAST_SYNC_WORDS
-    since = _count_words(block.FAST_SYNC_WORDS, syn1, hot, rows, last, since, every, fast)
+    since = _count_words(block.FAST_SYNC_WORDS, v, since, every, fast)
     assert (syn1[hot[:fast]] == 2).all() and not syn1[hot[fast:]].any()
-    since = _count_words(every - 2 * block.FAST_SYNC_WORDS, syn1, hot, rows, last, since, every, fast)
+    since = _count_words(every - 2 * block.FAST_SYNC_WORDS, v, since, every, fast)
     assert since == 0 and (syn1[hot[:fast]] == 2).all() and (syn1[hot[fast:]] == 2).all()
+
+
+def test_private_word_rows_merge_every_fast_interval():
+    """A thread's copies of syn0[:K] (LBL's most frequent words) reach the shared
+    vectors every FAST_SYNC_WORDS words, each adding the thread's change since the
+    last merge to what other threads wrote meanwhile; the rows past K are never
+    touched. LBL has such rows, the embedding kinds none."""
+    assert model_kinds["lbl"].private_words > 0
+    assert model_kinds["cbow"].private_words == model_kinds["skipgram"].private_words == 0
+    rng = np.random.default_rng(3)
+    syn0 = rng.normal(size=(9, 4)).astype(np.float32)
+    k = 5
+    base = syn0[:k].copy()
+    mine = base + rng.normal(size=(k, 4)).astype(np.float32)  # this thread's steps
+    others = rng.normal(size=(k, 4)).astype(np.float32)  # another thread's, in syn0 itself
+    syn0[:k] += others
+    before = syn0.copy()
+    hot = np.empty(0, np.int32)
+    none = np.zeros((0, 4), np.float32)
+    v = _merging(np.zeros((1, 4), np.float32), hot, none, none, syn0, mine, base)
+    since = _count_words(block.FAST_SYNC_WORDS - 1, v, 0, 1 << 30, 0)
+    np.testing.assert_array_equal(syn0, before)  # nothing due yet
+    expected = before[:k].astype(np.float64) + (mine.astype(np.float64) - base)
+    _count_words(1, v, since, 1 << 30, 0)
+    np.testing.assert_allclose(syn0[:k], expected, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(syn0[k:], before[k:])
+    np.testing.assert_array_equal(mine, syn0[:k])  # the copies start again from the sum
+    np.testing.assert_array_equal(base, syn0[:k])
 
 
 @njit

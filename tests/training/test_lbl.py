@@ -54,9 +54,11 @@ def _one_step(t, target, ctx, n_ctx, alpha, dim):
     return _centre(t, target, ctx, n_ctx, alpha, dim)
 
 
-def one_step(full, seed=0, context=(-1, 2, 4), alpha=1e-3):
+def one_step(full, seed=0, context=(-1, 2, 4), alpha=1e-3, private=0):
     """A random LBL over 7 words, and its parameters before and after one step of
-    predicting word 5 from ``context`` (N = 3; −1: the start row)."""
+    predicting word 5 from ``context`` (N = 3; −1: the start row); with ``private``,
+    the step trains words ``0..private-1`` in a thread's own copies of their rows,
+    left unmerged (the rows after the step are those copies)."""
     from hsw2v.training.block import BlockTraining
     from hsw2v.training.lbl import Config
 
@@ -71,29 +73,35 @@ def one_step(full, seed=0, context=(-1, 2, 4), alpha=1e-3):
     ctx = np.array(context, dtype=np.int32)
     before = [x.copy() for x in (syn0, syn1, positions, start)]
     longest = int(tree.depths.max())
+    words = syn0[:private].copy()
     t = BlockTraining(Config(N, 1 << 30, full), syn0, syn1, np.empty(0, np.int32),
                       np.full(V - 1, -1, np.int32), tree.training_paths,
                       np.zeros((2, 2 * N, D), np.float32), np.zeros((2, 2 * N, 2 * N), np.float32),
                       np.zeros((2, 2 * N, longest), np.float32), np.zeros((0, D + 1), np.float32),
-                      np.zeros((0, D + 1), np.float32), 0.0, 0.0, (positions, start),
-                      (positions, start), (positions, start))
+                      np.zeros((0, D + 1), np.float32), words, words.copy(), 0.0, 0.0,
+                      (positions, start), (positions, start), (positions, start))
     loss, n = _one_step(t, 5, ctx, 3, np.float32(alpha), D)
-    return tree, ctx, before, (syn0, syn1, positions, start), alpha, loss, n
+    np.testing.assert_array_equal(syn0[:private], before[0][:private])  # (the shared rows wait)
+    rows = np.concatenate([words, syn0[private:]])
+    return tree, ctx, before, (rows, syn1, positions, start), alpha, loss, n
 
 
 CONTEXTS = [((-1, 2, 4), 1e-3), ((-1, 2, 4), 0.05), ((-1, -1, 2), 0.05), ((4, 2, 4), 0.05),
             ((3, 3, 3), 0.05)]
 
 
+@pytest.mark.parametrize("private", [0, 3], ids=["shared", "private-rows"])
 @pytest.mark.parametrize("full", [False, True])
 @pytest.mark.parametrize(("context", "alpha"), CONTEXTS,
                          ids=[f"{c}-alpha{a}" for c, a in CONTEXTS])
-def test_one_step_is_the_gradient_step_by_central_differences(full, context, alpha):
+def test_one_step_is_the_gradient_step_by_central_differences(full, context, alpha, private):
     """Each parameter moves by −α ∂(−log P)/∂θ, exactly, at a large α too: the word
     rows, the start row, the position weights (c or C), the inner-node vectors and
     their biases; also where a row stands at several positions (the start row
-    before a line's first words, a repeated word)."""
-    tree, ctx, before, after, alpha, loss, n = one_step(full, context=context, alpha=alpha)
+    before a line's first words, a repeated word), and where a thread trains the
+    most frequent words' rows in copies of its own."""
+    tree, ctx, before, after, alpha, loss, n = one_step(full, context=context, alpha=alpha,
+                                                        private=private)
 
     def L(params):
         syn0, syn1, positions, start = params
