@@ -83,7 +83,7 @@ def _semantic(inputs: TreeInputs) -> Tree:
     X = context_means(source, inputs.corpus, s.threads)
     if s.huffman_levels:
         return semantic_below(X, inputs.counts, s.huffman_levels, s.split)
-    return semantic_tree(X, s.split, epsilon=s.epsilon, max_codes=s.max_codes)
+    return semantic_tree(X, s.split, epsilon=s.epsilon, max_codes=s.max_codes, threads=s.threads)
 
 
 def _semantic_check(s: Any) -> str | None:

@@ -15,11 +15,12 @@ import hsw2v
 from hsw2v.cli import cli
 from hsw2v.errors import HSW2VError
 from hsw2v.trees.registry import tree_builders
-from hsw2v.trees.semantic import context_means, semantic_below, semantic_tree
+from hsw2v.trees.semantic import context_means, gmm_splitter, semantic_below, semantic_tree
 from hsw2v.trees.tree import (
     balanced,
     classes,
     fano,
+    from_splits,
     huffman,
     random_tree,
 )
@@ -109,6 +110,20 @@ def test_semantic_root_separates_planted_clusters(split):
     left = np.array([tree.path(w)[1][0] for w in range(300)])
     agree = (left == labels).mean()
     assert max(agree, 1 - agree) == 1.0
+
+
+@pytest.mark.parametrize("split", ["balanced", "adaptive"])
+def test_semantic_tree_is_the_same_whatever_the_threads(split):
+    """Subtrees built apart by several threads give every word the code that one
+    top-down pass of the same split rule gives it (the generic builder,
+    ``from_splits``), whatever the number of threads."""
+    X = np.random.default_rng(4).normal(size=(3000, 12)).astype(np.float32)
+    one = from_splits(np.arange(3000), gmm_splitter(X, split), "one")
+    for threads in (1, 2, 5):
+        tree = semantic_tree(X, split, threads=threads)
+        assert len(tree) == 3000 and tree.root == 0
+        for w in range(3000):
+            np.testing.assert_array_equal(tree.path(w)[1], one.path(w)[1])
 
 
 def test_semantic_tree_for_100k_words():
