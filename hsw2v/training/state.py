@@ -46,6 +46,24 @@ class State(NamedTuple):
     word_base: np.ndarray = _NO_ROWS  # … and their values at the last merge
 
 
+LINE = 64
+"""Bytes of a cache line: the unit in which cores share memory."""
+
+
+def _own(shape: int | tuple[int, ...], dtype: type, like: np.ndarray | None = None) -> np.ndarray:
+    """An array of one thread's own, C order, that shares no cache line with any
+    other array (aligned to a line, with a line spare after it): a small buffer
+    next to another thread's would move between the cores at every write. A copy
+    of ``like`` where given."""
+    size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    raw = np.empty(size + 3 * LINE, dtype=np.uint8)
+    at = -raw.ctypes.data % LINE + LINE
+    out = raw[at:at + size].view(dtype).reshape(shape)
+    if like is not None:
+        out[...] = like
+    return out
+
+
 def new_state(seed: int, block_words: int, window: int, longest_path: int,
               hot_rows: np.ndarray, extra: tuple = (), word_rows: np.ndarray | None = None
               ) -> State:
@@ -57,10 +75,14 @@ def new_state(seed: int, block_words: int, window: int, longest_path: int,
     dim = hot_rows.shape[1]
     width = 2 * window
     words = np.zeros((0, dim), np.float32) if word_rows is None else word_rows
+    rng = _own(1, np.uint64)
+    rng[0] = seed
+
+    def copy(m: np.ndarray) -> np.ndarray:
+        return _own(m.shape, np.float32, m)
     return State(
-        np.array([seed], dtype=np.uint64), np.empty(block_words, np.int32),
-        np.empty(block_words, np.int64), np.empty(width, np.int32),
-        np.empty((2, width, dim), np.float32), np.empty((2, width, width), np.float32),
-        np.empty((2, width, longest_path), np.float32), hot_rows.copy(), hot_rows.copy(),
-        *((tuple(m.copy() for m in extra), tuple(m.copy() for m in extra)) if len(hot_rows)
-          else (tuple(extra), tuple(extra))), words.copy(), words.copy())
+        rng, _own(block_words, np.int32), _own(block_words, np.int64), _own(width, np.int32),
+        _own((2, width, dim), np.float32), _own((2, width, width), np.float32),
+        _own((2, width, longest_path), np.float32), copy(hot_rows), copy(hot_rows),
+        *((tuple(copy(m) for m in extra), tuple(copy(m) for m in extra)) if len(hot_rows)
+          else (tuple(extra), tuple(extra))), copy(words), copy(words))
