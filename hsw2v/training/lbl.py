@@ -20,12 +20,18 @@ The kind's own matrices (:attr:`hsw2v.training.kinds.ModelKind.matrices`):
 ``positions`` (N, D) for diagonal weights, or (N·D, D) for full ones (C_i in rows
 (i−1)·D … i·D−1), and ``start`` (1, D), the row s.
 
-The step is the exact gradient step of −log P: the inner nodes on the path move as
-in word2vec (:func:`hsw2v.softmax.several_codes.target_step`), then with g = −α ∂(−log P)/∂r̂,
-each context row r_i += C_iᵀ g and C_i += g r_iᵀ (diagonal: c_i += g ⊙ r_i), both
-from the values before the step. A row may stand at several positions (the start
-row before a line's first words, a repeated word): every C_i moves first, from the
-rows as they were, and the rows' steps are applied after, each position's added.
+The step is the gradient step of −log P: the inner nodes on the path move as in
+word2vec (:func:`hsw2v.softmax.several_codes.target_step`), then with
+g = −α ∂(−log P)/∂r̂, each context row r_i += C_iᵀ g and C_i += g r_iᵀ (diagonal:
+c_i += g ⊙ r_i), from the values before the step. A row may stand at several
+positions (the start row before a line's first words, a repeated word). With full
+matrices, every C_i moves first, from the rows as they were, and the rows' steps
+are applied after, each position's added: the exact gradient step. With diagonal
+weights the positions go in turn (nearest first), each moving its c_i and its row
+in one pass, so a row's later positions take their c_i's step from the row as the
+earlier ones left it (a difference of α²·c ⊙ g ⊙ g, as word2vec.c's skip-gram moves
+the nodes between one context word and the next): two passes over the rows cost
+about 15% of an epoch (the kernels' benchmarks page).
 """
 from __future__ import annotations
 
@@ -106,6 +112,16 @@ def centre(t, target, ctx, n_ctx, alpha, dim):
     loss = target_step(h, target, alpha, t.syn1, t.hot_slot, t.hot_rows, t.paths, g,
                        t.path[0, 0], dim)
     n = t.config.window
+    if not t.config.full:  # each position in turn: c_p += g ⊙ r, r += c_p ⊙ g
+        for p in range(n):  # (three arrays a loop: with a fourth, it stops vectorising)
+            j = n_ctx - 1 - p
+            r = _row(syn0, start, words, ctx[j] if j >= 0 else -1)
+            c = positions[p]
+            for d in range(dim):
+                step_d = c[d] * g[d]
+                c[d] += r[d] * g[d]
+                r[d] += step_d
+        return loss, 1
     for p in range(n):  # C_p's step g rᵀ, and r's step C_pᵀ g kept in row 1 + p of rows[0]
         j = n_ctx - 1 - p
         r = _row(syn0, start, words, ctx[j] if j >= 0 else -1)

@@ -95,11 +95,14 @@ CONTEXTS = [((-1, 2, 4), 1e-3), ((-1, 2, 4), 0.05), ((-1, -1, 2), 0.05), ((4, 2,
 @pytest.mark.parametrize(("context", "alpha"), CONTEXTS,
                          ids=[f"{c}-alpha{a}" for c, a in CONTEXTS])
 def test_one_step_is_the_gradient_step_by_central_differences(full, context, alpha, private):
-    """Each parameter moves by −α ∂(−log P)/∂θ, exactly, at a large α too: the word
-    rows, the start row, the position weights (c or C), the inner-node vectors and
-    their biases; also where a row stands at several positions (the start row
-    before a line's first words, a repeated word), and where a thread trains the
-    most frequent words' rows in copies of its own."""
+    """Each parameter moves by −α ∂(−log P)/∂θ, at a large α too: the word rows, the
+    start row, the position weights (c or C), the inner-node vectors and their
+    biases; also where a thread trains the most frequent words' rows in copies of
+    its own, and where a row stands at several positions (the start row before a
+    line's first words, a repeated word). There, diagonal weights go position by
+    position (nearest first): a later position's c_p takes its step from the row as
+    the earlier positions moved it, α Σ_q c_q ⊙ ∇_h ⊙ ∇_h more (q: the row's earlier
+    positions); full matrices take the exact step."""
     tree, ctx, before, after, alpha, loss, n = one_step(full, context=context, alpha=alpha,
                                                         private=private)
 
@@ -110,6 +113,10 @@ def test_one_step_is_the_gradient_step_by_central_differences(full, context, alp
     assert n == 1 and loss == pytest.approx(L(before), rel=1e-5)
     params = [x.astype(np.float64) for x in before]
     eps = 1e-5
+    h = reference_h(params[0], params[2], params[3], ctx, full)
+    grad_h = np.array([(neg_log_prob(h + eps * e, 5, tree, params[1])
+                        - neg_log_prob(h - eps * e, 5, tree, params[1])) / (2 * eps)
+                       for e in np.eye(len(h))])
     for k, name in enumerate(("syn0", "syn1", "positions", "start")):
         moved = (before[k].astype(np.float64) - after[k].astype(np.float64)) / alpha
         numeric = np.zeros_like(params[k])
@@ -119,6 +126,12 @@ def test_one_step_is_the_gradient_step_by_central_differences(full, context, alp
             up[k][idx] += eps
             down[k][idx] -= eps
             numeric[idx] = (L(up) - L(down)) / (2 * eps)
+        if name == "positions" and not full:  # a row's later positions (see above)
+            word = [ctx[len(ctx) - 1 - p] for p in range(len(ctx))]  # at position p + 1
+            for p in range(len(ctx)):
+                for q in range(p):
+                    if word[q] == word[p]:
+                        numeric[p] -= alpha * params[2][q] * grad_h * grad_h
         np.testing.assert_allclose(moved, numeric, atol=2e-3, rtol=1e-3, err_msg=name)
         if name != "start" or -1 in context:
             assert np.abs(numeric).max() > 1e-3, name  # (the check is not vacuous)
