@@ -1,14 +1,15 @@
 """numba helpers: compile options (``JIT``, ``KERNEL``, ``EXACT``, ``IEEE``), word2vec.c's
 random generator, FNV-1a hashing, cache-prefetch intrinsics, ``for_dim``, which
 compiles a kernel for one vector size, ``specialised``, which makes a kernel's copy
-of the steps it needs, a fix for numba's inliner (:mod:`.inlining`) and a cache
-directory where numba finds none (:mod:`.cache`), both applied here, before any
-kernel loads.
+of the steps it needs, a fix for numba's inliner (:mod:`.inlining`), a cache
+directory where numba finds none and cache keys that cover the files a kernel
+inlines (:mod:`.cache`), all applied here, before any kernel loads.
 
 May import: numpy, numba and llvmlite only; nothing from the package (pynndescent's
 ``utils.py``)."""
-from .cache import ensure_cache_dir
+from .cache import ensure_cache_dir, stamp_kernel_sources
 from .inlining import at_first_compile
 
 ensure_cache_dir()
+stamp_kernel_sources()
 at_first_compile()

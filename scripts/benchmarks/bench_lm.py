@@ -19,7 +19,7 @@ checks the counts agree).
 
 The first LBL row is ``hsw2v.train(arch="lbl")`` with nothing else but the
 threads: the defaults (N = 16 preceding words, a first pass of 1 epoch on a
-Huffman tree, the ADAPTIVE(0.25) tree learned from its predictions, then 2
+Huffman tree, the single-code ADAPTIVE tree learned from its predictions, then 2
 epochs on it from the first pass's vectors), timed as a whole call. The other
 LBL rows: ``hsw2v.train(arch="lbl")`` with the given dim, window (N), epochs and
 learning rate (as the earlier tables: N = 5, 3 epochs, 0.05), 2 threads, one row per tree (random, Huffman, balanced,

@@ -1,0 +1,1 @@
+"""Tests of :mod:`hsw2v.jit`: what numba's cache holds, and when it is stale."""
