@@ -245,27 +245,38 @@ def divide_segment(X, order, lo, hi, iters, adaptive):
 
 
 @njit(**JIT)
+def _split_node(X, order, lo, hi, node, children, iters, adaptive, todo, top):
+    """Divide the words ``order[lo:hi]`` of inner node ``node`` (:func:`divide_segment`),
+    set its two children, and push each side of two words or more onto ``todo``
+    (rows of lo, hi, node) from row ``top``: its inner node is numbered in preorder
+    (the left side's right after ``node``, the right side's after the left's
+    subtree). Returns the new top."""
+    n_words = len(order)
+    mid = divide_segment(X, order, lo, hi, iters, adaptive)
+    for side in range(2):
+        s0, s1 = (lo, mid) if side == 0 else (mid, hi)
+        child = node + 1 if side == 0 else node + (mid - lo)
+        if s1 - s0 == 1:
+            children[node, side] = order[s0]
+        else:
+            children[node, side] = n_words + child
+            todo[top, 0], todo[top, 1], todo[top, 2] = s0, s1, child
+            top += 1
+    return top
+
+
+@njit(**JIT)
 def _build_segment(X, order, lo, hi, inner, children, iters, adaptive):
     """The subtree over the words ``order[lo:hi]`` into ``children``, its root the
-    inner node ``inner`` and the others numbered after it in preorder (the left
-    side's first), so that disjoint segments build apart."""
-    n_words = len(order)
+    inner node ``inner`` and the others numbered after it in preorder, so that
+    disjoint segments build apart."""
     stack = np.empty((max(hi - lo, 1), 3), dtype=np.int64)
     stack[0, 0], stack[0, 1], stack[0, 2] = lo, hi, inner
     top = 1
     while top > 0:
         top -= 1
-        a, b, node = stack[top, 0], stack[top, 1], stack[top, 2]
-        mid = divide_segment(X, order, a, b, iters, adaptive)
-        for side in range(2):
-            s0, s1 = (a, mid) if side == 0 else (mid, b)
-            child = node + 1 if side == 0 else node + (mid - a)
-            if s1 - s0 == 1:
-                children[node, side] = order[s0]
-            else:
-                children[node, side] = n_words + child
-                stack[top, 0], stack[top, 1], stack[top, 2] = s0, s1, child
-                top += 1
+        top = _split_node(X, order, stack[top, 0], stack[top, 1], stack[top, 2], children, iters,
+                          adaptive, stack, top)
 
 
 def split_tree(X: np.ndarray, adaptive: bool, iters: int = 10, threads: int | None = None
@@ -281,20 +292,14 @@ def split_tree(X: np.ndarray, adaptive: bool, iters: int = 10, threads: int | No
     children = np.empty((n - 1, 2), dtype=np.int32)
     threads = threads or os.cpu_count() or 1
     segments = [(0, n, 0)]
+    pushed = np.empty((2, 3), dtype=np.int64)
     while len(segments) < 4 * threads:
         segments.sort(key=lambda seg: seg[1] - seg[0])
-        lo, hi, node = segments.pop()
-        if hi - lo < 64:
-            segments.append((lo, hi, node))
+        if segments[-1][1] - segments[-1][0] < 64:
             break
-        mid = int(divide_segment(X, order, lo, hi, iters, adaptive))
-        for side, (s0, s1) in enumerate(((lo, mid), (mid, hi))):
-            child = node + 1 if side == 0 else node + (mid - lo)
-            if s1 - s0 == 1:
-                children[node, side] = order[s0]
-            else:
-                children[node, side] = n + child
-                segments.append((s0, s1, child))
+        lo, hi, node = segments.pop()
+        k = _split_node(X, order, lo, hi, node, children, iters, adaptive, pushed, 0)
+        segments.extend(tuple(int(x) for x in pushed[j]) for j in range(k))
 
     def build(seg: tuple[int, int, int]) -> None:
         _build_segment(X, order, seg[0], seg[1], seg[2], children, iters, adaptive)
