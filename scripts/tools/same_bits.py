@@ -11,7 +11,9 @@ vectors files, are compared byte for byte.
 Each checkout runs in its own processes with its own numba cache, and each setting
 is trained twice: the second run, with the kernels loaded from the cache, is the
 one compared (a run that compiles afresh can give other bits; see the issue on the
-first run). Exits 1 if any setting differs.
+first run). The runs start outside both checkouts, and each checks that it imports
+its own package. Prints what differs (the word vectors, the inner-node vectors, the
+tree's children, the vectors file); exits 1 if any setting differs.
 """
 from __future__ import annotations
 
@@ -40,18 +42,27 @@ def settings() -> dict[str, list[str]]:
 def train(checkout: str, corpus: Path, out: Path, arch: str, extra: list[str]) -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(checkout).resolve()),
            "NUMBA_CACHE_DIR": str(out.parent / "numba")}
+    # (run outside any checkout: `python -m` puts the working directory first on the
+    # path, so from the repository's root both runs would import its package)
+    where = subprocess.run([sys.executable, "-c", "import hsw2v; print(hsw2v.__file__)"],
+                           env=env, cwd=out.parent, check=True, capture_output=True, text=True)
+    if not Path(where.stdout.strip()).resolve().is_relative_to(Path(checkout).resolve()):
+        raise SystemExit(f"{checkout}: its runs import {where.stdout.strip()}")
     for _ in range(2):
         subprocess.run([sys.executable, "-m", "hsw2v", "train", str(corpus), "--arch", arch,
                         "--threads", "1", "--seed", "7", "--dim", "16", "--epochs", "2",
                         "--min-count", "3", "--quiet", "-o", str(out.with_suffix(".txt")),
                         "--save-model", str(out.with_suffix(".npz")), *extra],
-                       env=env, check=True)
+                       env=env, cwd=out.parent, check=True)
 
 
-def same(a: Path, b: Path) -> bool:
+def differing(a: Path, b: Path) -> list[str]:
+    """What differs between the two runs' files: the model's arrays, the vectors file."""
     with np.load(a.with_suffix(".npz")) as x, np.load(b.with_suffix(".npz")) as y:
-        arrays = all(np.array_equal(x[k], y[k]) for k in ("vectors", "node_vectors", "children"))
-    return arrays and a.with_suffix(".txt").read_bytes() == b.with_suffix(".txt").read_bytes()
+        parts = [k for k in ("vectors", "node_vectors", "children") if not np.array_equal(x[k], y[k])]
+    if a.with_suffix(".txt").read_bytes() != b.with_suffix(".txt").read_bytes():
+        parts.append("vectors file")
+    return parts
 
 
 def main() -> int:
@@ -77,10 +88,11 @@ def main() -> int:
                     out.parent.mkdir(exist_ok=True)
                     train(checkout, corpus, out, arch, extra)
                     runs.append(out)
-                ok = same(*runs)
-                differ += not ok
+                parts = differing(*runs)
+                differ += bool(parts)
                 total += 1
-                print(f"{arch:8} {name:9} {'same bits' if ok else 'DIFFERENT'}", flush=True)
+                print(f"{arch:8} {name:9} "
+                      f"{'DIFFERENT: ' + ', '.join(parts) if parts else 'same bits'}", flush=True)
     print(f"{total - differ} of {total} settings give the same bits")
     return 1 if differ else 0
 
