@@ -122,25 +122,19 @@ def centre(t, target, ctx, n_ctx, alpha, dim):
                 c[d] += r[d] * g[d]
                 r[d] += step_d
         return loss, 1
-    for p in range(n):  # C_p's step g rᵀ, and r's step C_pᵀ g kept in row 1 + p of rows[0]
-        j = n_ctx - 1 - p
+    for p in range(n):  # full: C_p's step g rᵀ in one pass over C's rows, and r's step
+        j = n_ctx - 1 - p  # C_pᵀ g kept in row 1 + p of rows[0]
         r = _row(syn0, start, words, ctx[j] if j >= 0 else -1)
         step = t.rows[0, 1 + p]
-        if t.config.full:  # one pass over C's rows
-            C = positions[p * dim:(p + 1) * dim]
+        C = positions[p * dim:(p + 1) * dim]
+        for b in range(dim):
+            step[b] = 0.0
+        for a in range(dim):
+            ga = g[a]
+            row = C[a]
             for b in range(dim):
-                step[b] = 0.0
-            for a in range(dim):
-                ga = g[a]
-                row = C[a]
-                for b in range(dim):
-                    step[b] += row[b] * ga
-                    row[b] += ga * r[b]
-        else:
-            c = positions[p]
-            for d in range(dim):
-                step[d] = c[d] * g[d]
-                c[d] += r[d] * g[d]
+                step[b] += row[b] * ga
+                row[b] += ga * r[b]
     for p in range(n):  # then the rows: a row at several positions takes each step
         j = n_ctx - 1 - p
         r = _row(syn0, start, words, ctx[j] if j >= 0 else -1)
