@@ -78,8 +78,8 @@ def load_callees() -> None:
 
 FAST_SYNC_WORDS = 64
 """A thread merges its copies of the kind's matrices, of the kind's
-``config.fast_rows`` hottest inner nodes and of its private word rows, every this many words (a divisor of the
-hot rows' interval). Every prediction reads the matrices, and nearly every one the
+``config.fast_rows`` hottest inner nodes and of its private word rows every this
+many words (a divisor of the hot rows' interval). Every prediction reads the matrices, and nearly every one the
 nodes nearest the root, so they may go stale less long than the other hot nodes:
 merged every 2,048 words, LBL's held-out perplexity rose by about 10, and CBOW's
 training loss by 0.005 nats (the kernels' benchmarks page)."""
