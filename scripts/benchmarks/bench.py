@@ -393,6 +393,8 @@ def main() -> None:
     p.add_argument("--arch", choices=["skipgram", "cbow"], help="default: both")
     p.add_argument("--epochs", type=int, help="default: 1 for skip-gram, 3 for CBOW")
     p.add_argument("--runs", type=int, default=2, help="runs per system (alternating)")
+    p.add_argument("--first-seed", type=int, default=1,
+                   help="run r (from 0) of a system trains with seed first-seed + r")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--systems", default="hsw2v,gensim",
                    help="of hsw2v, gensim, word2vec.c, word2vec.c-seeded (its seed from the "
@@ -479,11 +481,12 @@ def main() -> None:
             results = {s: [] for s in systems}
             for r in range(a.runs):
                 for s in systems:
-                    res = run_once(s, corpora[s], arch, epochs, a.threads, r + 1, workdir,
+                    seed = a.first_seed + r
+                    res = run_once(s, corpora[s], arch, epochs, a.threads, seed, workdir,
                                    binaries.get(s), a.cpu)
                     res["words_per_s"] = tokens * epochs / res["wall"]
                     results[s].append(res)
-                    print(f"# {arch} run {r + 1} {s}: " + json.dumps(res), file=sys.stderr,
+                    print(f"# {arch} run {seed} {s}: " + json.dumps(res), file=sys.stderr,
                           flush=True)
             raw.append({"arch": arch, "epochs": epochs, "results": results, "peak_fma": peak})
             report(arch, epochs, a.threads, a.runs, tokens, results, peak,
