@@ -479,9 +479,8 @@ def main() -> None:
         for arch, epochs in jobs:
             epochs = epochs or a.epochs or (1 if arch == "skipgram" else 3)
             results = {s: [] for s in systems}
-            for r in range(a.runs):
+            for seed in range(a.first_seed, a.first_seed + a.runs):
                 for s in systems:
-                    seed = a.first_seed + r
                     res = run_once(s, corpora[s], arch, epochs, a.threads, seed, workdir,
                                    binaries.get(s), a.cpu)
                     res["words_per_s"] = tokens * epochs / res["wall"]
