@@ -279,6 +279,7 @@ class TokenSpool:
         self.failure = ""
         self.bytes = 0
         self.tables = array("i")  # the counting table of each block
+        self.starts = array("q")  # the byte where each block starts
         self.lock = threading.RLock()  # (writes append; reads say where they start)
 
     def write(self, codes: np.ndarray, table: int = 0) -> None:
@@ -295,6 +296,7 @@ class TokenSpool:
                     return
                 self.file.seek(self.bytes)
                 self.file.write(np.ascontiguousarray(codes, dtype=np.uint8))
+                self.starts.append(self.bytes)
                 self.bytes += len(codes)
                 self.tables.append(table)
             except OSError as e:
@@ -346,6 +348,21 @@ class TokenSpool:
                 return
             have += got
             at += got
+
+    def parts(self, n: int) -> list[tuple[int, int, int]]:
+        """The blocks cut into ``n`` contiguous parts of about equal bytes, each as
+        (byte, first block, blocks): :meth:`blocks`'s ``at``, ``first`` and ``count``.
+        A part may have no block (fewer blocks than parts)."""
+        starts = np.append(np.frombuffer(self.starts, dtype=np.int64), self.bytes)
+        cuts = [0]
+        for k in range(1, n):  # the block start nearest k/n of the bytes, in order
+            target = k * self.bytes / n
+            right = min(int(np.searchsorted(starts, target)), len(starts) - 1)
+            left = max(right - 1, 0)
+            near = left if target - starts[left] <= starts[right] - target else right
+            cuts.append(max(near, cuts[-1]))
+        cuts.append(len(self.tables))
+        return [(int(starts[a]), a, b - a) for a, b in zip(cuts[:-1], cuts[1:])]
 
     @staticmethod
     def warm_up() -> None:

@@ -3,12 +3,16 @@ the counting pass's token spool, or by encoding the text's byte blocks with a
 nogil kernel) and queues them; worker threads run the block kernel on queued
 blocks, Hogwild-style. Each block carries its slice of the linear learning-rate
 schedule, so the schedule does not depend on which thread trains which block.
-The Dask engine's workers run it on their slices too."""
+For a kind with :attr:`~hsw2v.training.kinds.ModelKind.thread_parts`, each
+thread trains its own contiguous part of each epoch from the spool, as in
+word2vec.c and fastText; a thread whose queue is empty takes another's block, so
+none waits. The Dask engine's workers run it on their slices too."""
 from __future__ import annotations
 
 import queue
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 
 import numpy as np
@@ -21,6 +25,7 @@ from ..system.progress import progress_bar
 from ..system.signals import raise_pending
 from ..system.parallel import lock_free
 from ..text.reader import BLOCK_BYTES, Source, describe, iter_blocks
+from ..training.kinds import model_kind
 from ..training.state import Weights, new_state
 from .checkpoint import Checkpoints, Position
 from .kernel_setup import KernelSetup, kernel_setup
@@ -84,14 +89,17 @@ class Epochs:
             state.rng[0] = rng
         self.done = position.words  # words trained (by the workers, under the lock)
         self.lock = threading.Lock()
-        self.jobs: queue.Queue = queue.Queue(maxsize=2 * s.threads)
+        self.queues: list[queue.Queue] = [queue.Queue(maxsize=2) for _ in range(s.threads)]
+        self.queued = threading.Semaphore(0)  # the blocks in all the queues
+        self.parts = (s.threads > 1 and model_kind(s.arch).thread_parts and checkpoints is None
+                      and isinstance(spool, TokenSpool))
         self.failures: list[BaseException] = []
 
     def run(self, progress: bool, whole_run: bool = True, stage: str = "train"
             ) -> tuple[list[float], float]:
         """Train from the position to the end; (each epoch's mean loss, seconds)."""
-        threads = [threading.Thread(target=self._worker_loop, args=(state,), daemon=True)
-                   for state in self.states]
+        threads = [threading.Thread(target=self._worker_loop, args=(t, state), daemon=True)
+                   for t, state in enumerate(self.states)]
         start = time.perf_counter()
         for t in threads:
             t.start()
@@ -101,9 +109,9 @@ class Epochs:
         try:
             self._job_producer(bar)
         finally:
-            if lock_free(self.jobs):  # else a signal left it locked: the threads are daemons
-                for _ in threads:
-                    self.jobs.put(None)
+            if all(map(lock_free, self.queues)):  # else a signal left one locked: the threads are daemons
+                for t in range(len(threads)):
+                    self._queue(t, None)
                 for t in threads:
                     t.join()
             self._refresh(bar)
@@ -116,11 +124,20 @@ class Epochs:
             raise HSW2VError(_nothing_trained(self.s, self.done))
         return self.losses.means(), seconds
 
-    def _epoch_blocks(self):
-        """(word ids, sentence ends) of each block of one epoch."""
+    def _epoch_blocks(self) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        """(thread, word ids, sentence ends) of each block of one epoch, in the order
+        of the learning rate: the blocks in turn, or (:attr:`parts`) each thread's
+        part's next block in turn."""
         if self.spool is None:
-            return map(self.table.encode, iter_blocks(self.path))
-        return self.spool.blocks(self.type_ids, line_end=self.model.vocab.end_id)
+            blocks = map(self.table.encode, iter_blocks(self.path))
+        elif not self.parts:
+            blocks = self.spool.blocks(self.type_ids, line_end=self.model.vocab.end_id)
+        else:
+            yield from part_blocks(self.spool, self.type_ids, len(self.queues),
+                                   self.model.vocab.end_id)
+            return
+        for k, (ids, ends) in enumerate(blocks):
+            yield k % len(self.queues), ids, ends
 
     def _job_producer(self, bar) -> None:
         """Queue every block from the position on, each with its epoch and its slice
@@ -130,7 +147,7 @@ class Epochs:
         for epoch in range(position.epoch, s.epochs):
             skip = position.blocks if epoch == position.epoch else 0
             blocks = epoch_words = 0
-            for ids, ends in self._epoch_blocks():
+            for thread, ids, ends in self._epoch_blocks():
                 raise_pending()
                 if self.failures:
                     break
@@ -146,7 +163,7 @@ class Epochs:
                     raise self._changed(epoch, epoch_words, position.per_epoch)
                 a0, a1 = self.alpha_at(words), self.alpha_at(words + len(ids))
                 words += len(ids)
-                self.jobs.put((epoch, ids, ends, a0, a1))
+                self._queue(thread, (epoch, ids, ends, a0, a1))
                 if self.checkpoints is not None and self.checkpoints.due():
                     self._save(epoch, blocks, epoch_words, words)
                 self._refresh(bar)
@@ -157,11 +174,27 @@ class Epochs:
             if self.checkpoints is not None:
                 self._save(epoch + 1, 0, 0, words)
 
-    def _worker_loop(self, state) -> None:
-        """Train queued blocks until a None comes; after a failure, drain the queue."""
+    def _queue(self, thread: int, job) -> None:
+        """Queue ``job`` for ``thread`` (None: stop a thread)."""
+        self.queues[thread].put(job)
+        self.queued.release()
+
+    def _next_job(self, thread: int) -> tuple[queue.Queue, object]:
+        """The next job of ``thread``'s queue, else of another's; waits for one."""
+        self.queued.acquire()
+        order = self.queues[thread:] + self.queues[:thread]
+        while True:  # (a job is queued for each acquire: another thread may take this one)
+            for q in order:
+                try:
+                    return q, q.get_nowait()
+                except queue.Empty:
+                    pass
+
+    def _worker_loop(self, thread: int, state) -> None:
+        """Train queued blocks until a None comes; after a failure, drain the queues."""
         k, s = self.setup, self.s
         while True:
-            job = self.jobs.get()
+            jobs, job = self._next_job(thread)
             try:
                 if job is None:
                     return
@@ -179,11 +212,12 @@ class Epochs:
             except BaseException as e:  # noqa: BLE001 (re-raised by the main thread)
                 self.failures.append(e)
             finally:
-                self.jobs.task_done()
+                jobs.task_done()
 
     def _save(self, epoch: int, blocks: int, epoch_words: int, words: int) -> None:
         """A checkpoint at this block boundary, once every queued block is trained."""
-        self.jobs.join()  # every queued block trained: the weights and states agree
+        for jobs in self.queues:  # every queued block trained: the weights and states agree
+            jobs.join()
         if self.checkpoints is not None and not self.failures:
             losses = self.losses
             self.checkpoints.save(self.model, replace(
@@ -206,6 +240,24 @@ class Epochs:
                             loss=f"{loss:.4f}", refresh=False)
             bar.update(now - self.shown)
             self.shown = now
+
+
+def part_blocks(spool: TokenSpool, type_ids: list[np.ndarray], n: int, line_end: int = -1
+                ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """(part, word ids, sentence ends) of the spool's blocks cut into ``n`` contiguous
+    parts (:meth:`TokenSpool.parts`): each part's next block in turn, the parts that
+    have run out left out. Each part is read through a buffer of its own (1 MiB at
+    least, 4 MiB in all)."""
+    chunk = max(1 << 20, (4 << 20) // n)
+    parts = {t: spool.blocks(type_ids, chunk, at, first, count, line_end=line_end)
+             for t, (at, first, count) in enumerate(spool.parts(n))}
+    while parts:
+        for t, blocks in list(parts.items()):
+            block = next(blocks, None)
+            if block is None:
+                del parts[t]
+            else:
+                yield t, *block
 
 
 def _nothing_trained(s: TrainSettings, words: int) -> str:

@@ -29,9 +29,10 @@ from ..trees.tree import Tree
 from .common import fresh_model
 
 HOT_NODES = 1024
-"""With several threads, each thread trains its own copy of the inner nodes
-visited most (those near the root) and merges it every HOT_SYNC_WORDS words (a
-kind's :attr:`~hsw2v.training.kinds.ModelKind.fast_rows` most visited every 64)."""
+"""The inner nodes that every Dask worker's slice reaches (the most visited); a
+local run's threads train their own copies of a kind's
+:attr:`~hsw2v.training.kinds.ModelKind.hot_nodes` most visited and merge them every
+HOT_SYNC_WORDS words (the kind's ``fast_rows`` most visited every 64)."""
 HOT_SYNC_WORDS = 2048
 
 
@@ -103,8 +104,8 @@ def kernel_setup(model: Model, s: TrainSettings) -> KernelSetup:
     The writer's kernel comes first: on a first run, this process compiles it while
     a child compiles the training kernel (:func:`first_kernel_ahead`), which this
     one then waits for and loads."""
-    args = _kernel_args(model, s, *hot_inner_nodes(model.tree, model.vocab.counts,
-                                                  HOT_NODES if s.threads > 1 else 0))
+    hot = model_kind(s.arch).hot_nodes if s.threads > 1 else 0
+    args = _kernel_args(model, s, *hot_inner_nodes(model.tree, model.vocab.counts, hot))
     warm_up_writer(s.dim)
     what = f"the {s.arch} training kernel for dim {s.dim}"
     wait_for_child(_first_kernel_key(s), what)

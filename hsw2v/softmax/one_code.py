@@ -54,6 +54,14 @@ _LUT_SCALE = _LUT_SIZE / (2 * LUT_MAX)
 _LUT_X = np.linspace(-LUT_MAX, LUT_MAX, _LUT_SIZE + 1)
 SIGMOID = (1.0 / (1.0 + np.exp(-_LUT_X))).astype(np.float32)
 NEG_LOG_SIGMOID = np.logaddexp(0.0, -_LUT_X).astype(np.float32)
+EDGE = 6.0
+"""word2vec.c's ``MAX_EXP``: it takes no step for a node whose score h·u is beyond ±EDGE
+(nor adds one to h's), however wrong the branch; a kind with
+:attr:`~hsw2v.training.kinds.ModelKind.edge` does the same."""
+EDGE_SIGMOID = np.where(np.abs(_LUT_X) >= EDGE, 1.0, SIGMOID).astype(np.float32)
+""":data:`SIGMOID` as the steps of a kind with an edge read it: 1 beyond ±EDGE, so
+the slope 1 − σ(z) is 0 there (the loss still comes from :data:`NEG_LOG_SIGMOID`).
+EDGE is a grid point of the table: the slope falls to 0 within one entry (0.004)."""
 
 
 @njit(**KERNEL, inline="always")
@@ -78,12 +86,14 @@ numba drops the other case before typing it (a tenth of a first run's compile).
 Not defined here: a step compiled without a copy's constant fails to compile."""
 
 
-def node_bias_copy(fn, bias: bool):
+def node_bias_copy(fn, bias: bool, edge: bool = False):
     """A copy of the ``inline="always"`` numba function ``fn`` for node vectors with
     a bias column or without (``bias``; see :data:`NODE_BIAS`), and of the inlined
-    functions it calls that read it; its name says which (numba caches it apart)."""
-    copy = specialised(fn, NODE_BIAS=bias)
+    functions it calls that read it; with ``edge``, they read :data:`EDGE_SIGMOID` as
+    :data:`SIGMOID` (word2vec.c's edge). Its name says which (numba caches it apart)."""
+    copy = specialised(fn, NODE_BIAS=bias, **({"SIGMOID": EDGE_SIGMOID} if edge else {}))
     copy.py_func.__qualname__ += "_with_node_bias" if bias else "_without_node_bias"
+    copy.py_func.__qualname__ += "_edge" if edge else ""
     return copy
 
 

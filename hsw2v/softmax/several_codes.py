@@ -60,16 +60,18 @@ def any_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scr
 
 NODE_BIAS: bool  # a copy's constant, as in hsw2v.softmax.one_code (see step_for)
 
-_steps: dict[tuple[bool, bool], Any] = {}
+_steps: dict[tuple[bool, bool, bool], Any] = {}
 
 
-def step_for(codes: bool, bias: bool) -> Any:
+def step_for(codes: bool, bias: bool, edge: bool = False) -> Any:
     """The SGD step (an ``inline="always"`` numba function) for paths with several
-    codes a word (:func:`any_code_step`) or one (:func:`one_code_step`), and for
-    node vectors with a bias column or without (see :func:`node_bias_copy`). Made once."""
-    if (codes, bias) not in _steps:
-        _steps[codes, bias] = node_bias_copy(any_code_step if codes else one_code_step, bias)
-    return _steps[codes, bias]
+    codes a word (:func:`any_code_step`) or one (:func:`one_code_step`), for node
+    vectors with a bias column or without, and with word2vec.c's edge or without
+    (see :func:`node_bias_copy`). Made once."""
+    if (codes, bias, edge) not in _steps:
+        _steps[codes, bias, edge] = node_bias_copy(any_code_step if codes else one_code_step,
+                                                   bias, edge)
+    return _steps[codes, bias, edge]
 
 
 def target_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scratch, dim):

@@ -242,7 +242,8 @@ def centre_of(kind: ModelKind, codes: bool = False, bias: bool = False) -> Any:
     bias column or without (:func:`hsw2v.softmax.several_codes.step_for`), in place of
     :func:`hsw2v.softmax.several_codes.target_step`; and ``bias`` as the steps' own
     :data:`~hsw2v.softmax.one_code.NODE_BIAS`."""
-    return specialised(kind.steps().centre, target_step=step_for(codes, bias), NODE_BIAS=bias)
+    return specialised(kind.steps().centre, target_step=step_for(codes, bias, kind.edge),
+                       NODE_BIAS=bias)
 
 
 def block_kernel_of(kind: ModelKind, codes: bool = False, bias: bool = False) -> Any:

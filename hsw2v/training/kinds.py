@@ -86,6 +86,10 @@ class ModelKind:
     :data:`hsw2v.settings.KIND_DEFAULTS`, ``alpha`` beyond :attr:`alpha`), each a
     value or a function of the settings filled in before it; the others' are
     there."""
+    hot_nodes: int = 1024
+    """With several threads, how many of the inner nodes visited most (those near the
+    root) each thread trains in rows of its own (see
+    :func:`hsw2v.training.block.sync_hot_rows`); the others are shared (Hogwild)."""
     fast_rows: int = 0
     """With several threads, how many of the hot inner nodes (the most visited
     first) merge every :data:`hsw2v.training.block.FAST_SYNC_WORDS` words rather
@@ -95,6 +99,14 @@ class ModelKind:
     thread trains in rows of its own, merged every
     :data:`hsw2v.training.block.FAST_SYNC_WORDS` words
     (:func:`hsw2v.training.block.sync_word_rows`); the kind's steps read them."""
+    thread_parts: bool = False
+    """Whether, with several threads, each trains its own contiguous part of each
+    epoch (word2vec.c's and fastText's order; :mod:`hsw2v.runs.epochs`) rather than
+    the blocks in turn. Only from the counting pass's token spool, and not in a run
+    that saves checkpoints (a resumed run reads the text in order)."""
+    edge: bool = False
+    """Whether the steps skip a node whose score is beyond ±6, as word2vec.c does
+    (:data:`hsw2v.softmax.one_code.EDGE`)."""
     structural: tuple[str, ...] = ()
     """Settings that shape the kind's matrices: fixed when a model trains further,
     and when it is scored."""
@@ -201,7 +213,8 @@ model_kinds: dict[str, ModelKind] = {
         ".cbow", alpha=0.05, round_words=1_000_000,
         examples_per_context_word=False, settings=(Setting(
             "cbow_mean", True, "CBOW context vector: mean or sum of the context word vectors.",
-            flag="--cbow-mean/--cbow-sum"),), fast_rows=32),
+            flag="--cbow-mean/--cbow-sum"),), hot_nodes=32, fast_rows=32, edge=True,
+        thread_parts=True),
     "skipgram": ModelKind(
         "skipgram", "Skip-gram predicts a word from each context word's vector.",
         ".skipgram", alpha=0.025, round_words=125_000,

@@ -71,6 +71,36 @@ def test_spool_gives_the_blocks_encoding_gives(tmp_path, block):
                        for a, b in zip(again, got))
 
 
+@pytest.mark.parametrize("n", [2, 3, 7])
+def test_spool_parts_are_contiguous_and_read_as_their_blocks(tmp_path, n):
+    """TokenSpool.parts cuts the blocks into n runs in order, each cut at the block
+    start nearest k/n of the spool's bytes (brute force over every start); each
+    part read alone gives the same blocks as reading them all."""
+    rng = np.random.default_rng(n)
+    path = tmp_path / "c.txt"
+    path.write_text("\n".join(random_text(rng, int(rng.integers(1, 60))).replace("\n", " ")
+                              for _ in range(400)) + "\n")
+    with TokenSpool() as spool:
+        counts = count_words(str(path), spool=spool, block_bytes=300)
+        type_ids = counts.spool_ids(counts.type_ids(min_count=1))
+        every = list(spool.blocks(type_ids))
+        parts = spool.parts(n)
+        assert len(parts) == n and len(every) > 3 * n
+        sizes = np.diff(np.append(np.asarray(spool.starts), spool.bytes))
+        starts = np.concatenate([[0], np.cumsum(sizes)])
+        assert [first for _, first, _ in parts] == sorted(first for _, first, _ in parts)
+        assert sum(count for *_, count in parts) == len(every)
+        for k, (at, first, count) in enumerate(parts):
+            assert at == starts[first]
+            if k > 0:  # no block start lies nearer the cut's target
+                target = k * spool.bytes / n
+                assert abs(starts[first] - target) == np.abs(starts - target).min()
+            got = list(spool.blocks(type_ids, 64, at, first, count))
+            assert len(got) == count
+            assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+                       for a, b in zip(got, every[first:first + count]))
+
+
 def leb128_bytes(value: int) -> int:
     """Bytes of ``value`` as LEB128 (7 bits a byte)."""
     return max(1, -(-value.bit_length() // 7))

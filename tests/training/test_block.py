@@ -142,6 +142,53 @@ def test_hs_step_with_node_bias_matches_numpy_and_finite_differences(setup):
             assert grad_h[d] / alpha == pytest.approx(numeric, abs=2e-4)
 
 
+def test_edge_step_skips_nodes_scored_beyond_six(setup):
+    """word2vec.c's edge (ModelKind.edge): a node whose score h·u is beyond ±6 takes
+    no step and adds none to h's, however wrong its branch; the others step as
+    without it, and the loss still counts every node. Reference: numpy."""
+    from hsw2v.softmax.several_codes import step_for
+
+    tree, syn1, h = setup
+    big = syn1 * np.float32(8.0)  # scores on both sides of ±6
+    step = step_for(False, False, True)
+    alpha = np.float32(0.1)
+    beyond = within = 0
+    for word in range(len(tree)):
+        nodes, codes = tree.path(word)
+        x = big[nodes].astype(np.float64) @ h
+        assert np.all(np.abs(np.abs(x) - 6) > 0.01)  # (the table's last entry ramps to 0)
+        u, grad_h = big.copy(), np.zeros_like(h)
+        loss = step(h, word, alpha, u, np.full(len(tree) - 1, -1, np.int32),
+                    np.empty((0, len(h)), np.float32), tree.flat, grad_h,
+                    np.empty(tree.depths.max(), np.float32), len(h))
+        assert loss == pytest.approx(-log_prob(h, word, tree, big), rel=1e-5)
+        g = alpha * (1 - codes - 1 / (1 + np.exp(-x))) * (np.abs(x) < 6)
+        expect_u = big.astype(np.float64).copy()
+        expect_u[nodes] += g[:, None] * h[None, :]
+        np.testing.assert_allclose(u, expect_u, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(grad_h, (g[:, None] * big[nodes]).sum(axis=0), rtol=1e-5,
+                                   atol=1e-6)
+        beyond += int(np.sum(np.abs(x) >= 6))
+        within += int(np.sum(np.abs(x) < 6))
+    assert beyond > 5 and within > 5
+
+
+@pytest.mark.parametrize("arch", sorted(model_kinds))
+def test_only_edge_kinds_skip_saturated_nodes(arch):
+    """With every score far beyond ±6, a kind with word2vec.c's edge (CBOW) trains
+    nothing; the others still move the weights."""
+    rng = np.random.default_rng(4)
+    V, D = 9, 8
+    tree = huffman(np.sort(rng.integers(5, 50, size=V))[::-1].astype(np.int64))
+    syn0 = rng.normal(0, 1000, (V, D)).astype(np.float32)
+    syn1 = rng.normal(0, 1000, (V - 1, D)).astype(np.float32)
+    before = syn0.copy(), syn1.copy()
+    ids, ends = block_inputs(rng, 60, V, 7)
+    train(ids, ends, syn0, syn1, tree, np.ones(V, np.float32), 2, 0.05, 0.05, 3, arch)
+    unchanged = np.array_equal(syn0, before[0]) and np.array_equal(syn1, before[1])
+    assert unchanged == model_kinds[arch].edge
+
+
 def test_probabilities_sum_to_one(setup):
     tree, syn1, h = setup
     total = sum(np.exp(log_prob(h, w, tree, syn1)) for w in range(len(tree)))
