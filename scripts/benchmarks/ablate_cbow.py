@@ -51,10 +51,10 @@ PHASES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
          "        branch_loss, slope = branch_loss_grad(sign * scratch[p])\n",
          "        branch_loss, slope = np.float32(0.0), np.float32(0.5)\n"),
         ("softmax/one_code.py",
-         "    bias = syn1.shape[1] > dim\n    offsets, nodes, codes = paths.offsets, paths.nodes, paths.codes\n"
+         "    bias = NODE_BIAS\n    offsets, nodes, codes = paths.offsets, paths.nodes, paths.codes\n"
          "    p0 = offsets[target]\n    n = offsets[target + 1] - p0\n    p = 0\n"
          "    while p + 4 <= n:  # four nodes a pass",
-         "    bias = syn1.shape[1] > dim\n    offsets, nodes, codes = paths.offsets, paths.nodes, paths.codes\n"
+         "    bias = NODE_BIAS\n    offsets, nodes, codes = paths.offsets, paths.nodes, paths.codes\n"
          "    p0 = offsets[target]\n    n = offsets[target + 1] - p0\n    p = n\n"
          "    while p + 4 <= n:  # four nodes a pass")]),
     "nodes": ("the node updates (taken out: the nodes are read, not written)", [
@@ -108,7 +108,7 @@ def floors(root: Path, window: int = 5, dim: int = 100, sample: float = 1e-3) ->
     from bench import fma_peak
 
     from hsw2v.counting.vocab import keep_probabilities
-    from hsw2v.runs.kernel_setup import HOT_NODES, HOT_SYNC_WORDS
+    from hsw2v.runs.kernel_setup import HOT_SYNC_WORDS
     from hsw2v.runs.trainer import build_vocab
     from hsw2v.training.block import FAST_SYNC_WORDS
     from hsw2v.training.kinds import model_kinds
@@ -123,8 +123,8 @@ def floors(root: Path, window: int = 5, dim: int = 100, sample: float = 1e-3) ->
     ctx = k * (window + 1)  # context rows: 2·E[window − b], b uniform in [0, window)
     peak = fma_peak(root)
     ns = 16 / peak * 1e9  # one cycle
-    fast = model_kinds["cbow"].fast_rows
-    merged = k * (fast / FAST_SYNC_WORDS + HOT_NODES / HOT_SYNC_WORDS) * dim  # floats a word
+    fast, hot = model_kinds["cbow"].fast_rows, model_kinds["cbow"].hot_nodes
+    merged = k * (fast / FAST_SYNC_WORDS + hot / HOT_SYNC_WORDS) * dim  # floats a word
 
     def floor(fmas=0.0, loads=0.0, stores=0.0, scalar=0.0):  # floats, and scalar cycles
         return max(fmas / 16, loads * 4 / 64, stores * 4 / 32) * ns + scalar * ns

@@ -73,7 +73,10 @@ class Build:
         syn0, syn1 = getattr(pkg, "common", trainer).initial_weights(len(vocab), tree.n_leaves - 1,
                                                                       100, 1)
         self.keep = setup_home.keep_probabilities(vocab.counts, 1e-3)
-        hot, slot = setup_home.hot_inner_nodes(tree, vocab.counts, setup_home.HOT_NODES if threads > 1 else 0)
+        kinds = getattr(pkg, "kinds", None)  # the kind's private rows, where it has its own
+        n_hot = getattr(kinds.model_kinds[arch], "hot_nodes", None) if kinds else None
+        n_hot = setup_home.HOT_NODES if n_hot is None else n_hot
+        hot, slot = setup_home.hot_inner_nodes(tree, vocab.counts, n_hot if threads > 1 else 0)
         self.weights = state_home.Weights(syn0, syn1, hot, slot)
         self.paths = tree.training_paths
         block_bytes = getattr(trainer, "BLOCK_BYTES", None) or pkg.reader.BLOCK_BYTES
