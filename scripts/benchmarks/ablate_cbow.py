@@ -162,7 +162,7 @@ def main() -> None:
             print(f"floor {phase}: {ns:.1f} ns ({why})")
         for phase in [] if args.floors else args.phases.split(","):
             out = subprocess.run(
-                [sys.executable, str(REPO / "scripts" / "bench_blocks.py"), str(REPO),
+                [sys.executable, str(REPO / "scripts" / "benchmarks" / "bench_blocks.py"), str(REPO),
                  str(build(phase, root)), "--arch", "cbow", "--threads", str(args.threads),
                  "--blocks", str(args.blocks), "--passes", str(args.passes)],
                 capture_output=True, text=True, check=True).stdout
