@@ -81,12 +81,12 @@ def branch_loss_grad(z):
 
 NODE_BIAS: bool
 """Whether the node vectors hold a bias column (``--node-bias``): a compile-time
-constant of each copy of the steps that read it (:func:`node_bias_copy`), so that
+constant of each copy of the steps that read it (:func:`step_copy`), so that
 numba drops the other case before typing it (a tenth of a first run's compile).
 Not defined here: a step compiled without a copy's constant fails to compile."""
 
 
-def node_bias_copy(fn, bias: bool, edge: bool = False):
+def step_copy(fn, bias: bool, edge: bool = False):
     """A copy of the ``inline="always"`` numba function ``fn`` for node vectors with
     a bias column or without (``bias``; see :data:`NODE_BIAS`), and of the inlined
     functions it calls that read it; with ``edge``, they read :data:`EDGE_SIGMOID` as
@@ -113,7 +113,7 @@ def one_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scr
     time: one load of h[d] serves four dot products, and grad_h takes the four
     steps in one store (measured on the kernels' benchmarks page). ``dim`` is the
     vector size, a compile-time constant (see :func:`hsw2v.training.block.train_block`).
-    With :data:`NODE_BIAS` (a copy's constant, see :func:`node_bias_copy`), ``syn1``'s
+    With :data:`NODE_BIAS` (a copy's constant, see :func:`step_copy`), ``syn1``'s
     column after ``dim`` holds each node's bias α, added to the score and trained
     with it (∂score/∂α = 1). For a target with one code only (see
     :func:`hsw2v.softmax.several_codes.target_step`).
@@ -196,8 +196,8 @@ def one_code_step(h, target, alpha, syn1, hot_slot, hot_rows, paths, grad_h, scr
     return loss
 
 
-_step_with_bias = node_bias_copy(one_code_step, True)
-_step_without_bias = node_bias_copy(one_code_step, False)
+_step_with_bias = step_copy(one_code_step, True)
+_step_without_bias = step_copy(one_code_step, False)
 
 
 @njit(**KERNEL, inline="always")

@@ -20,7 +20,7 @@ from .one_code import (
     heap_pop,
     heap_push,
     log_sigmoid,
-    node_bias_copy,
+    step_copy,
     one_code_step,
 )
 
@@ -67,9 +67,9 @@ def step_for(codes: bool, bias: bool, edge: bool = False) -> Any:
     """The SGD step (an ``inline="always"`` numba function) for paths with several
     codes a word (:func:`any_code_step`) or one (:func:`one_code_step`), for node
     vectors with a bias column or without, and with word2vec.c's edge or without
-    (see :func:`node_bias_copy`). Made once."""
+    (see :func:`step_copy`). Made once."""
     if (codes, bias, edge) not in _steps:
-        _steps[codes, bias, edge] = node_bias_copy(any_code_step if codes else one_code_step,
+        _steps[codes, bias, edge] = step_copy(any_code_step if codes else one_code_step,
                                                    bias, edge)
     return _steps[codes, bias, edge]
 
