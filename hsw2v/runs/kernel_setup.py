@@ -32,8 +32,8 @@ HOT_NODES = 1024
 """The inner nodes that every Dask worker's slice reaches (the most visited); a
 local run's threads train their own copies of a kind's
 :attr:`~hsw2v.training.kinds.ModelKind.hot_nodes` most visited and merge them every
-HOT_SYNC_WORDS words (the kind's ``fast_rows`` most visited every 64)."""
-HOT_SYNC_WORDS = 2048
+:attr:`~hsw2v.training.kinds.ModelKind.hot_sync_words` words (the kind's
+``fast_rows`` most visited every 64)."""
 
 
 def hot_inner_nodes(tree: Tree, counts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -90,7 +90,7 @@ def _kernel_args(model: Model, s: TrainSettings, hot_nodes: np.ndarray, hot_slot
     private inner nodes ``hot_nodes`` (see :func:`hot_inner_nodes`)."""
     tree = model.tree
     kind = model_kind(s.arch)
-    config = kind.config_of(s)._replace(sync_every=HOT_SYNC_WORDS, fast_rows=kind.fast_rows)
+    config = kind.config_of(s)._replace(sync_every=kind.hot_sync_words, fast_rows=kind.fast_rows)
     weights = Weights(model.vectors, model.node_vectors, hot_nodes, hot_slot, model.extra_matrices)
     state = new_state(0, 0, s.window, tree.step_scratch, model.node_vectors[hot_nodes],
                       model.extra_matrices, model.vectors[:private_words(model, s)])

@@ -90,10 +90,13 @@ class ModelKind:
     """With several threads, how many of the inner nodes visited most (those near the
     root) each thread trains in rows of its own (see
     :func:`hsw2v.training.block.sync_hot_rows`); the others are shared (Hogwild)."""
+    hot_sync_words: int = 2048
+    """With several threads, each thread merges its private hot rows every this many
+    of its words (a multiple of :data:`hsw2v.training.block.FAST_SYNC_WORDS`)."""
     fast_rows: int = 0
     """With several threads, how many of the hot inner nodes (the most visited
     first) merge every :data:`hsw2v.training.block.FAST_SYNC_WORDS` words rather
-    than every :data:`hsw2v.runs.kernel_setup.HOT_SYNC_WORDS`."""
+    than every :attr:`hot_sync_words`."""
     private_words: int = 0
     """With several threads, how many of the most frequent words' input vectors each
     thread trains in rows of its own, merged every
@@ -213,7 +216,7 @@ model_kinds: dict[str, ModelKind] = {
         ".cbow", alpha=0.05, round_words=1_000_000,
         examples_per_context_word=False, settings=(Setting(
             "cbow_mean", True, "CBOW context vector: mean or sum of the context word vectors.",
-            flag="--cbow-mean/--cbow-sum"),), hot_nodes=32, fast_rows=32, edge=True,
+            flag="--cbow-mean/--cbow-sum"),), hot_sync_words=256, fast_rows=32, edge=True,
         thread_parts=True),
     "skipgram": ModelKind(
         "skipgram", "Skip-gram predicts a word from each context word's vector.",

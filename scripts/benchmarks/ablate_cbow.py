@@ -108,7 +108,6 @@ def floors(root: Path, window: int = 5, dim: int = 100, sample: float = 1e-3) ->
     from bench import fma_peak
 
     from hsw2v.counting.vocab import keep_probabilities
-    from hsw2v.runs.kernel_setup import HOT_SYNC_WORDS
     from hsw2v.runs.trainer import build_vocab
     from hsw2v.training.block import FAST_SYNC_WORDS
     from hsw2v.training.kinds import model_kinds
@@ -123,8 +122,9 @@ def floors(root: Path, window: int = 5, dim: int = 100, sample: float = 1e-3) ->
     ctx = k * (window + 1)  # context rows: 2·E[window − b], b uniform in [0, window)
     peak = fma_peak(root)
     ns = 16 / peak * 1e9  # one cycle
-    fast, hot = model_kinds["cbow"].fast_rows, model_kinds["cbow"].hot_nodes
-    merged = k * (fast / FAST_SYNC_WORDS + hot / HOT_SYNC_WORDS) * dim  # floats a word
+    cbow = model_kinds["cbow"]
+    fast, hot = cbow.fast_rows, cbow.hot_nodes
+    merged = k * (fast / FAST_SYNC_WORDS + hot / cbow.hot_sync_words) * dim  # floats a word
 
     def floor(fmas=0.0, loads=0.0, stores=0.0, scalar=0.0):  # floats, and scalar cycles
         return max(fmas / 16, loads * 4 / 64, stores * 4 / 32) * ns + scalar * ns

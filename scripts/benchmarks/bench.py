@@ -277,16 +277,26 @@ def line_broken_copy(corpus: str, workdir: Path) -> str:
     return str(target)
 
 
-def score(vectors_path: str) -> dict:
+def score(vectors_path: str, pairs: str | None = None) -> dict:
+    """The vectors' analogies, WS353 and SimLex, and the Spearman correlation on every
+    word-pair file (``word1<TAB>word2<TAB>score``) in the folder ``pairs``, by name."""
     from hsw2v.evaluation.evaluate import evaluate_analogies, evaluate_word_pairs
     from hsw2v.model.reading import read_vectors
 
     v = read_vectors(vectors_path)
-    return {
+    scores = {
         "analogy": evaluate_analogies(v, str(DATA / "questions-words.txt"), restrict=30000)["accuracy"],
         "ws353": evaluate_word_pairs(v, str(DATA / "wordsim353.tsv"))["spearman"],
         "simlex": evaluate_word_pairs(v, str(DATA / "simlex999.txt"))["spearman"],
     }
+    for path in pair_files(pairs):
+        scores[path.stem] = evaluate_word_pairs(v, str(path))["spearman"]
+    return scores
+
+
+def pair_files(folder: str | None) -> list[Path]:
+    """The word-pair files of ``folder`` (none without one), in name order."""
+    return sorted(p for p in Path(folder).iterdir() if p.is_file()) if folder else []
 
 
 def peer_env(system: str, cpu: str | None) -> dict:
@@ -301,7 +311,8 @@ def peer_env(system: str, cpu: str | None) -> dict:
     return {}
 
 
-def run_once(system, corpus, arch, epochs, threads, seed, workdir, binary=None, cpu=None) -> dict:
+def run_once(system, corpus, arch, epochs, threads, seed, workdir, binary=None, cpu=None,
+             pairs=None) -> dict:
     out = str(workdir / f"{system}-{arch}.txt")
     cmd = [sys.executable, __file__, "--child", system, "--corpus", corpus, "--out", out,
            "--arch", arch, "--epochs", str(epochs), "--threads", str(threads), "--seed", str(seed)]
@@ -314,7 +325,7 @@ def run_once(system, corpus, arch, epochs, threads, seed, workdir, binary=None, 
     if proc.returncode != 0:
         sys.exit(f"{system} failed:\n{proc.stderr[-2000:]}")
     info = json.loads(proc.stdout.strip().splitlines()[-1])
-    info.update(score(out), wall=wall)
+    info.update(score(out, pairs), wall=wall)
     return info
 
 
@@ -349,9 +360,10 @@ def fma_sweep(corpus: str, arch: str, runs: int, peak: float, workdir: Path) -> 
     sys.stdout.flush()
 
 
-def report(arch, epochs, threads, runs, tokens, results, peak, peak_source) -> None:
-    """Print one job's table, each peer's speed ratio to hsw2v, the quality check
-    and hsw2v's fraction of the FMA peak."""
+def report(arch, epochs, threads, runs, tokens, results, peak, peak_source, pairs=None) -> None:
+    """Print one job's table, each peer's speed ratio to hsw2v, the quality check,
+    hsw2v's fraction of the FMA peak and, over several runs, every score's spread
+    (with the word-pair files of the folder ``pairs``)."""
     print(f"\n{arch}, {epochs} epoch(s), {threads} threads, median of {runs} runs")
     print(f"words/s: {tokens:,} corpus tokens x epochs / whole-process wall time")
     print("| system | analogy | WS353 | SimLex | words/s | wall | peak RSS | time vs hsw2v |")
@@ -384,7 +396,32 @@ def report(arch, epochs, threads, runs, tokens, results, peak, peak_source) -> N
         print(f"hsw2v kernels: {fma / 1e3:.1f}k FMAs per corpus word, {rate / 1e9:.1f} G FMA/s "
               f"per thread while training = {100 * rate / peak:.0f}% of one core's peak "
               f"({peak / 1e9:.1f} G FMA/s, {peak_source})")
+    if runs > 1:
+        spread(results, ["analogy", "ws353", "simlex", *(f.stem for f in pair_files(pairs))])
     sys.stdout.flush()
+
+
+def spread(results: dict, names: list[str]) -> None:
+    """Print the mean and standard error over the runs of each score in ``names``, and
+    each peer's difference from hsw2v in standard errors of the difference."""
+    print("\nscores over the runs: mean ± standard error; hsw2v's difference (standard errors)")
+    print("| system | " + " | ".join(names) + " |")
+    print("|---" * (len(names) + 1) + "|")
+    stats = {s: {k: mean_se([x[k] for x in res]) for k in names} for s, res in results.items()}
+    for s, st in stats.items():
+        print(f"| {s} | " + " | ".join(f"{m:.4f} ± {se:.4f}" for m, se in st.values()) + " |")
+        if "hsw2v" in stats and s != "hsw2v":
+            cells = []
+            for k in names:
+                (a, sa), (b, sb) = stats["hsw2v"][k], st[k]
+                se = (sa * sa + sb * sb) ** 0.5
+                cells.append(f"{a - b:+.4f} ({(a - b) / se:+.1f})" if se else f"{a - b:+.4f}")
+            print(f"| hsw2v − {s} | " + " | ".join(cells) + " |")
+
+
+def mean_se(xs: list[float]) -> tuple[float, float]:
+    """The mean of ``xs`` and its standard error."""
+    return statistics.mean(xs), statistics.stdev(xs) / len(xs) ** 0.5
 
 
 def main() -> None:
@@ -414,6 +451,9 @@ def main() -> None:
     p.add_argument("--fma-sweep", action="store_true",
                    help="only hsw2v's FMA rate (1 thread) at --min-count "
                         f"{', '.join(map(str, SWEEP_MIN_COUNTS))}: memory or instructions?")
+    p.add_argument("--pairs", metavar="DIR",
+                   help="also score on every word-pair file in DIR (word1<TAB>word2<TAB>score), "
+                        "such as sets kept outside the repository")
     p.add_argument("--child", help=argparse.SUPPRESS)
     p.add_argument("--min-count", type=int, default=5, help=argparse.SUPPRESS)
     p.add_argument("--out", help=argparse.SUPPRESS)
@@ -482,14 +522,14 @@ def main() -> None:
             for seed in range(a.first_seed, a.first_seed + a.runs):
                 for s in systems:
                     res = run_once(s, corpora[s], arch, epochs, a.threads, seed, workdir,
-                                   binaries.get(s), a.cpu)
+                                   binaries.get(s), a.cpu, a.pairs)
                     res["words_per_s"] = tokens * epochs / res["wall"]
                     results[s].append(res)
                     print(f"# {arch} run {seed} {s}: " + json.dumps(res), file=sys.stderr,
                           flush=True)
             raw.append({"arch": arch, "epochs": epochs, "results": results, "peak_fma": peak})
             report(arch, epochs, a.threads, a.runs, tokens, results, peak,
-                   "measured" if not a.peak_gfma else "given")
+                   "measured" if not a.peak_gfma else "given", a.pairs)
     if a.json:
         Path(a.json).write_text(json.dumps(raw, indent=2))
 

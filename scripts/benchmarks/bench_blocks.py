@@ -86,7 +86,8 @@ class Build:
         if hasattr(pkg, "kinds"):  # the kind's config, and its kernel
             kind = pkg.kinds.model_kinds[arch]
             self.config = kind.config_of(pkg.settings.TrainSettings(arch=arch, window=5))._replace(
-                sync_every=setup_home.HOT_SYNC_WORDS)
+                sync_every=getattr(kind, "hot_sync_words", None)
+                or setup_home.HOT_SYNC_WORDS)  # (where a kind owned no interval)
             if "fast_rows" in self.config._fields:  # (as kernel_setup sets it)
                 self.config = self.config._replace(fast_rows=kind.fast_rows)
             self.kernel = sgd.block_kernel(kind, self.config, self.keep, self.weights, self.paths,

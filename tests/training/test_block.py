@@ -496,6 +496,25 @@ def test_the_hottest_rows_merge_more_often():
     assert since == 0 and (syn1[hot[:fast]] == 2).all() and (syn1[hot[fast:]] == 2).all()
 
 
+@pytest.mark.parametrize("arch", list(model_kinds))
+def test_each_kind_merges_its_hot_rows_at_its_own_interval(arch):
+    """A kind's private hot rows past its ``fast_rows`` reach the shared vectors
+    after its ``hot_sync_words`` words, not one word before, and the interval is a
+    whole number of FAST_SYNC_WORDS (so the fast merges keep their step)."""
+    kind = model_kinds[arch]
+    every, fast = kind.hot_sync_words, kind.fast_rows
+    assert every > 0 and every % block.FAST_SYNC_WORDS == 0
+    k = fast + 3
+    syn1 = np.zeros((k + 2, 4), dtype=np.float32)
+    hot = np.arange(2, k + 2, dtype=np.int32)
+    rows, last = np.ones((k, 4), dtype=np.float32), np.zeros((k, 4), dtype=np.float32)
+    v = _merging(syn1, hot, rows, last)
+    since = _count_words(every - 1, v, 0, every, fast)
+    assert not syn1[hot[fast:]].any()
+    assert _count_words(1, v, since, every, fast) == 0
+    assert (syn1[hot] == 1).all() and not syn1[:2].any()
+
+
 def test_private_word_rows_merge_every_fast_interval():
     """A thread's copies of syn0[:K] (LBL's most frequent words) reach the shared
     vectors every FAST_SYNC_WORDS words, each adding the thread's change since the
