@@ -360,10 +360,10 @@ def fma_sweep(corpus: str, arch: str, runs: int, peak: float, workdir: Path) -> 
     sys.stdout.flush()
 
 
-def report(arch, epochs, threads, runs, tokens, results, peak, peak_source, pairs=None) -> None:
+def report(arch, epochs, threads, runs, tokens, results, peak, peak_source, pair_dir=None) -> None:
     """Print one job's table, each peer's speed ratio to hsw2v, the quality check,
     hsw2v's fraction of the FMA peak and, over several runs, every score's spread
-    (with the word-pair files of the folder ``pairs``)."""
+    (with the word-pair files of the folder ``pair_dir``)."""
     print(f"\n{arch}, {epochs} epoch(s), {threads} threads, median of {runs} runs")
     print(f"words/s: {tokens:,} corpus tokens x epochs / whole-process wall time")
     print("| system | analogy | WS353 | SimLex | words/s | wall | peak RSS | time vs hsw2v |")
@@ -397,7 +397,7 @@ def report(arch, epochs, threads, runs, tokens, results, peak, peak_source, pair
               f"per thread while training = {100 * rate / peak:.0f}% of one core's peak "
               f"({peak / 1e9:.1f} G FMA/s, {peak_source})")
     if runs > 1:
-        spread(results, ["analogy", "ws353", "simlex", *(f.stem for f in pair_files(pairs))])
+        spread(results, ["analogy", "ws353", "simlex", *(f.stem for f in pair_files(pair_dir))])
     sys.stdout.flush()
 
 
