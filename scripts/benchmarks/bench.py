@@ -64,7 +64,7 @@ def child(system: str, corpus: str, out: str, arch: str, epochs: int, threads: i
                         "-negative", "0", "-threads", str(threads), "-iter", str(epochs),
                         "-min-count", "5", "-alpha", str(alpha), "-binary", "0"],
                        check=True, stdout=subprocess.DEVNULL,
-                       env={**os.environ, "W2V_SEED": str(seed)})
+                       env={**os.environ, **SEED_ENV.get(system, lambda seed: {})(seed)})
     elif system == "fasttext":
         import fasttext
 
@@ -196,15 +196,21 @@ int main(int argc, char **argv) {
 """
 
 
+def _env_seed(name: str) -> str:
+    """C: the run's seed from environment variable ``name``, else W2V_SEED, else 0."""
+    return (f'(unsigned long long)atoll(getenv("{name}") ? getenv("{name}") : '
+            'getenv("W2V_SEED") ? getenv("W2V_SEED") : "0")')
+
+
 SEEDED = [
-    # the generators start from the thread's number (and 1 for the first vectors) plus
-    # a multiple of the run's seed, W2V_SEED (0: word2vec.c's own start) …
+    # the threads' generators start from the thread's number, and the starting vectors'
+    # from 1, plus a multiple of the run's seed (0: word2vec.c's own starts): W2V_SEED,
+    # or W2V_THREAD_SEED and W2V_VECTOR_SEED for each on its own …
     ("unsigned long long next_random = (long long)id;",
-     "unsigned long long next_random = (long long)id + 1000ULL * (unsigned long long)"
-     "atoll(getenv(\"W2V_SEED\") ? getenv(\"W2V_SEED\") : \"0\");"),
+     "unsigned long long next_random = (long long)id + 1000ULL * "
+     + _env_seed("W2V_THREAD_SEED") + ";"),
     ("unsigned long long next_random = 1;",
-     "unsigned long long next_random = 1 + 7777ULL * (unsigned long long)"
-     "atoll(getenv(\"W2V_SEED\") ? getenv(\"W2V_SEED\") : \"0\");"),
+     "unsigned long long next_random = 1 + 7777ULL * " + _env_seed("W2V_VECTOR_SEED") + ";"),
     # … and a thread that reached the end of the file reads its next epoch (word2vec.c
     # never clears eof after rewinding: the thread would skip every epoch it has left)
     ("      sentence_length = 0;\n      fseek(fi, file_size",
@@ -213,6 +219,16 @@ SEEDED = [
 """``word2vec.c-seeded``: word2vec.c with its seed taken from the run and its
 end-of-file rewind mended (the peers page's "six runs are one seed"), applied to a
 copy in the build directory."""
+
+SEED_ENV = {
+    "word2vec.c-seeded": lambda seed: {"W2V_SEED": str(seed)},
+    "word2vec.c-stock-start": lambda seed: {"W2V_THREAD_SEED": "0", "W2V_VECTOR_SEED": str(seed)},
+    "word2vec.c-stock-vectors": lambda seed: {"W2V_THREAD_SEED": str(seed), "W2V_VECTOR_SEED": "0"},
+}
+"""The builds with :data:`SEEDED`'s edits, and the environment each gets for a run's
+seed: both starts moved by it, or only the starting vectors' (the threads' generators
+start as stock word2vec.c's, from 0 and 1), or only the threads' (the peers page's
+"what sets the stock build's scores")."""
 
 
 def build_word2vec(build_dir: Path, cpu: str = "native", seeded: bool = False) -> str:
@@ -435,7 +451,9 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--systems", default="hsw2v,gensim",
                    help="of hsw2v, gensim, word2vec.c, word2vec.c-seeded (its seed from the "
-                        "run, its end-of-file rewind mended) and fasttext")
+                        "run, its end-of-file rewind mended), word2vec.c-stock-start (that "
+                        "build, the threads' generators started as stock word2vec.c's), "
+                        "word2vec.c-stock-vectors (its starting vectors stock) and fasttext")
     p.add_argument("--peers", action="store_true",
                    help="every peer: hsw2v, gensim, word2vec.c and fastText (sets --systems)")
     p.add_argument("--cpu", help="compile for this CPU model instead of this machine's: hsw2v's "
@@ -497,8 +515,8 @@ def main() -> None:
     corpora = {s: a.corpus for s in systems}
     if "gensim" in systems:
         corpora["gensim"] = line_broken_copy(a.corpus, workdir)
-    for s in ("word2vec.c", "word2vec.c-seeded", "fasttext"):
-        if s in systems:
+    for s in systems:
+        if s.startswith("word2vec.c") or s == "fasttext":
             corpora[s] = plain_copy(a.corpus, workdir)
     jobs = [(a.arch, a.epochs)] if a.arch else [("skipgram", 1), ("cbow", 3)]
     from hsw2v.text.reader import (
@@ -508,7 +526,7 @@ def main() -> None:
     tokens = sum(len(block.split()) for block in iter_blocks(a.corpus))  # in or out of vocab
     raw = []
     with tempfile.TemporaryDirectory() as build:
-        binaries = {s: build_word2vec(Path(build), a.cpu or "native", s.endswith("-seeded"))
+        binaries = {s: build_word2vec(Path(build), a.cpu or "native", s in SEED_ENV)
                     for s in systems if s.startswith("word2vec.c")}
         peak = a.peak_gfma * 1e9 if a.peak_gfma else fma_peak(Path(build), cpu=a.cpu or "native")
         if "hsw2v" in systems:

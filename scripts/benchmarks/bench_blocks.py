@@ -80,8 +80,10 @@ class Build:
         self.weights = state_home.Weights(syn0, syn1, hot, slot)
         self.paths = tree.training_paths
         block_bytes = getattr(trainer, "BLOCK_BYTES", None) or pkg.reader.BLOCK_BYTES
+        words = getattr(kinds.model_kinds[arch], "private_words", 0) if kinds else 0
+        private = {"word_rows": syn0[:words]} if words and threads > 1 else {}  # (as epochs.py)
         self.states = [state_home.new_state(1 + t, block_bytes // 2 + 2, 5, tree.step_scratch,
-                                            syn1[hot]) for t in range(threads)]
+                                            syn1[hot], **private) for t in range(threads)]
         none = np.empty(0, np.int32)
         if hasattr(pkg, "kinds"):  # the kind's config, and its kernel
             kind = pkg.kinds.model_kinds[arch]
