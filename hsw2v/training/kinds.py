@@ -216,8 +216,8 @@ model_kinds: dict[str, ModelKind] = {
         ".cbow", alpha=0.05, round_words=1_000_000,
         examples_per_context_word=False, settings=(Setting(
             "cbow_mean", True, "CBOW context vector: mean or sum of the context word vectors.",
-            flag="--cbow-mean/--cbow-sum"),), hot_sync_words=256, fast_rows=32, edge=True,
-        thread_parts=True),
+            flag="--cbow-mean/--cbow-sum"),), hot_nodes=256, hot_sync_words=256, fast_rows=32,
+        edge=True, thread_parts=True),
     "skipgram": ModelKind(
         "skipgram", "Skip-gram predicts a word from each context word's vector.",
         ".skipgram", alpha=0.025, round_words=125_000,
