@@ -73,7 +73,12 @@ def is_space(c):
 @intrinsic
 def prefetch_row(typingctx, matrix, row):
     """Ask the CPU to start loading ``matrix[row]`` (a 2-D C-contiguous array)
-    into the cache, every 64-byte line of it; a hint, with no effect on results."""
+    into the cache to be written, every 64-byte line of it (``prefetchw``); a hint,
+    with no effect on results. With write intent, a line another core wrote comes
+    over once, for this core alone; read, it would come shared, and the write would
+    then wait for the other core to give it up: on a VM whose two cores sat on
+    different CCDs (a round trip of 330 ns between them, against 60), that second
+    wait came at nearly every shared row the training steps wrote."""
     sig = types.void(matrix, row)
 
     def codegen(context, builder, signature, args):
@@ -93,7 +98,7 @@ def prefetch_row(typingctx, matrix, row):
                               context.get_constant(types.intp, itemsize))
         with cgutils.for_range_slice(builder, context.get_constant(types.intp, 0), n_bytes,
                                      context.get_constant(types.intp, 64)) as (offset, _):
-            builder.call(fn, [builder.gep(base, [offset]), i32(0), i32(3), i32(1)])
+            builder.call(fn, [builder.gep(base, [offset]), i32(1), i32(3), i32(1)])
         return context.get_dummy_value()
 
     return sig, codegen
