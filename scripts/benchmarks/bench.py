@@ -526,8 +526,9 @@ def main() -> None:
     tokens = sum(len(block.split()) for block in iter_blocks(a.corpus))  # in or out of vocab
     raw = []
     with tempfile.TemporaryDirectory() as build:
-        binaries = {s: build_word2vec(Path(build), a.cpu or "native", s in SEED_ENV)
-                    for s in systems if s.startswith("word2vec.c")}
+        builds = {seeded: build_word2vec(Path(build), a.cpu or "native", seeded)
+                  for seeded in {s in SEED_ENV for s in systems if s.startswith("word2vec.c")}}
+        binaries = {s: builds[s in SEED_ENV] for s in systems if s.startswith("word2vec.c")}
         peak = a.peak_gfma * 1e9 if a.peak_gfma else fma_peak(Path(build), cpu=a.cpu or "native")
         if "hsw2v" in systems:
             warm_up(a.cpu)
