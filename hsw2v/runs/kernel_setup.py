@@ -22,14 +22,15 @@ from ..system.ahead import compiling_ahead, wait_for_child
 from ..system.compiling import about
 from ..system.memory import release_compiler_pages
 from ..training.block import block_kernel, load_callees
-from ..training.kinds import model_kind
+from ..training.kinds import model_kind, model_kinds
 from ..training.state import Weights, new_state
 from ..trees.registry import TreeInputs, build_tree
 from ..trees.tree import Tree
 from .common import fresh_model
 
-HOT_NODES = 1024
-"""The inner nodes that every Dask worker's slice reaches (the most visited); a
+HOT_NODES = max(kind.hot_nodes for kind in model_kinds.values())
+"""The inner nodes that every Dask worker's slice reaches (the most visited: as many
+as any kind keeps private, so that each kind's are among them); a
 local run's threads train their own copies of a kind's
 :attr:`~hsw2v.training.kinds.ModelKind.hot_nodes` most visited and merge them every
 :attr:`~hsw2v.training.kinds.ModelKind.hot_sync_words` words (the kind's
