@@ -151,6 +151,27 @@ def test_formulas_are_mathml(site):
     assert not re.search(r"<script[^>]+(mathjax|katex)", page, re.I)
 
 
+def test_no_formula_of_the_site_holds_a_control_character(site):
+    """Every formula of every page, as built: no TAB (``\t`` of ``\text`` typed in
+    an escaped string), no other control character."""
+    formulas = [m for page in site.rglob("*.html")
+                for m in re.findall(r"<math.*?</math>", page.read_text(), re.S)]
+    assert len(formulas) >= 5
+    for formula in formulas:
+        assert not re.search(r"[\x00-\x09\x0b-\x1f\x7f]", formula), formula
+    page = (site / "guides" / "language-model" / "index.html").read_text()
+    assert "<mtext>tokens</mtext>" in page and "exttokens" not in page
+
+
+def test_a_formula_with_a_tab_fails_the_build(tmp_path):
+    root = copy_of_docs(tmp_path)
+    page = root / "docs" / "guides" / "files.md"
+    page.write_text(page.read_text() + "\nA formula: $x / \text{tokens}$.\n")
+    done = build(root, tmp_path / "site")
+    assert done.returncode != 0
+    assert "control character" in done.stderr and "guides/files.md" in done.stderr
+
+
 def test_tab_separated_output_lines_up_as_in_a_terminal(site):
     """Tabs in code blocks stop every 8 columns, as a terminal's do."""
     page = (site / "getting-started" / "index.html").read_text()

@@ -1,19 +1,25 @@
 """Where numba caches the compiled kernels, and when a cached kernel is stale.
 
-numba writes beside the package (its
-``__pycache__``) or in the user's cache directory; where it can do neither (a
-read-only install and no writable HOME), every ``cache=True`` function would fail to
-load. :func:`ensure_cache_dir` then points numba at a directory of the user's own
-under the system's temporary directory, or at a fresh one for this process alone.
-It says so once, naming ``NUMBA_CACHE_DIR`` when that was set and is what it
-overrides: a note left in the directory keeps later runs quiet until the reason
-changes.
+The package's kernels are cached in the user's cache directory
+(``$XDG_CACHE_HOME/hsw2v/kernels``, else ``~/.cache/hsw2v/kernels``), one folder
+for each directory of sources, never inside the installed package: a file left
+there would outlive ``pip uninstall`` and make the leftover folder a namespace
+package that shadows a later install. ``NUMBA_CACHE_DIR`` still wins.
+A cache locator (``KernelCacheLocator``) puts them there; it applies to this package's
+functions only, so a notebook's other numba code caches as numba's settings say.
+
+Where the chosen directory cannot be written (no writable HOME, or an unwritable
+``NUMBA_CACHE_DIR``), :func:`ensure_cache_dir` points numba at a directory of the
+user's own under the system's temporary directory, or at a fresh one for this
+process alone. It says so once: a note left in the directory keeps later runs
+quiet until the reason changes.
 
 numba keys each cached function on its own source file only, yet a kernel
 inlines steps from other files (the block kernel in ``training/block.py`` holds a
 kind's step from ``training/lbl.py``): an edited step would run from the cache as
 it was. :func:`stamp_kernel_sources` makes the key of every function of the
-package's subpackages cover all their files."""
+package's subpackages cover all their files; a reinstall (new files, new times)
+compiles once again."""
 from __future__ import annotations
 
 import atexit
@@ -24,18 +30,27 @@ import stat
 import tempfile
 import warnings
 
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_chosen: list[str] = []  # the kernels' directory, once ensure_cache_dir found it usable
 
-def _probe() -> None:
-    """A function of this package, for asking numba where it would cache it."""
+
+def kernel_cache_dir() -> str:
+    """The directory of the compiled kernels when ``NUMBA_CACHE_DIR`` is not set:
+    ``hsw2v/kernels`` in the user's cache directory."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "hsw2v", "kernels")
 
 
-def _can_cache() -> bool:
-    """Whether numba finds a cache directory for this package's functions."""
-    from numba.core.caching import FunctionCache
+def _in_package(py_file: str) -> bool:
+    return os.path.abspath(py_file).startswith(_PACKAGE + os.sep)
 
+
+def _writable_dir(path: str) -> bool:
+    """Create ``path`` (and its parents) if missing; whether a file can then be made in it."""
     try:
-        FunctionCache(_probe)
-    except RuntimeError:
+        os.makedirs(path, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+    except OSError:
         return False
     return True
 
@@ -58,16 +73,23 @@ def _own_private_dir(path: str) -> bool:
 
 
 def ensure_cache_dir() -> str | None:
-    """Make sure numba can cache this package's kernels. Returns the directory
-    chosen when numba had none (also set as ``NUMBA_CACHE_DIR`` for child processes),
-    else None."""
+    """Choose where numba caches this package's kernels: ``NUMBA_CACHE_DIR`` if set
+    and writable, else :func:`kernel_cache_dir` if writable, else a private
+    directory under $TMPDIR (said once). Returns the fallback directory when one
+    was needed (also set as ``NUMBA_CACHE_DIR`` for child processes), else None."""
     import numba
 
-    if _can_cache():
-        return None
     given = os.environ.get("NUMBA_CACHE_DIR")
-    why = (f"NUMBA_CACHE_DIR ({given}) is not writable" if given
-           else "numba cannot cache beside the package or in the home directory")
+    if given:
+        if _writable_dir(given):
+            return None
+        why = f"NUMBA_CACHE_DIR ({given}) is not writable"
+    else:
+        own = kernel_cache_dir()
+        if _writable_dir(own):
+            _chosen[:] = [own]
+            return None
+        why = f"numba cannot cache in the user's cache directory ({own})"
     path = os.path.join(tempfile.gettempdir(), f"hsw2v-numba-{os.getuid()}")
     told = os.path.join(path, "told.txt")
     if _own_private_dir(path):
@@ -109,7 +131,6 @@ def sources_stamp(package: str) -> str:
     return digest.hexdigest()
 
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _stamps: dict[str, str] = {}
 
 
@@ -127,17 +148,50 @@ class _PackageSources:
         return own, _stamps[_PACKAGE]
 
 
+def _kernel_locator(mixin: type, base: type) -> type:
+    """The locator of this package's kernels, built on numba's own locator bases."""
+
+    class KernelCacheLocator(_PackageSources, mixin, base):
+        """This package's functions, cached in :func:`kernel_cache_dir` (one folder
+        for each directory of sources) unless ``NUMBA_CACHE_DIR`` is set."""
+
+        def __init__(self, py_func, py_file):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = os.path.join(_chosen[0], self.get_suitable_cache_subpath(py_file))
+
+        def get_cache_path(self):
+            return self._cache_path
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            from numba.core import config
+
+            if config.CACHE_DIR or not _chosen or not _in_package(py_file):
+                return None
+            return super().from_function(py_func, py_file)
+
+    return KernelCacheLocator
+
+
 def stamp_kernel_sources() -> bool:
     """Make numba's cache locators stamp this package's functions with
-    :func:`sources_stamp`, before any of them is decorated. Returns whether they do
-    (False where numba's caching module lacks what this needs)."""
+    :func:`sources_stamp`, and put them in the user's cache directory (see
+    :func:`ensure_cache_dir`), before any of them is decorated. Returns whether they
+    do (False where numba's caching module lacks what this needs)."""
     from numba.core import caching
 
     impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
     mixin = getattr(caching, "_SourceFileBackedLocatorMixin", None)
-    if impl is None or mixin is None or not isinstance(getattr(impl, "_locator_classes", None), list):
+    base = getattr(caching, "_CacheLocator", None)
+    if (impl is None or mixin is None or base is None
+            or not isinstance(getattr(impl, "_locator_classes", None), list)):
         return False
-    impl._locator_classes = [
-        cls if not issubclass(cls, mixin) or issubclass(cls, _PackageSources)
-        else type(cls.__name__, (_PackageSources, cls), {}) for cls in impl._locator_classes]
+    classes = [cls if not issubclass(cls, mixin) or issubclass(cls, _PackageSources)
+               else type(cls.__name__, (_PackageSources, cls), {}) for cls in impl._locator_classes]
+    if not any(cls.__name__ == "KernelCacheLocator" for cls in classes):
+        after = [i + 1 for i, cls in enumerate(classes) if "UserProvided" in cls.__name__]
+        classes.insert(after[0] if after else 0,  # after NUMBA_CACHE_DIR's, before __pycache__
+                       _kernel_locator(mixin, base))
+    impl._locator_classes = classes
     return True

@@ -1,5 +1,6 @@
 """numba's cache, keyed on the package's sources: an edited step that a cached kernel
-inlines from another file is compiled afresh, in a real process, not loaded stale."""
+inlines from another file is compiled afresh, in a real process, not loaded stale;
+and kept in the user's cache directory, never inside the package."""
 from __future__ import annotations
 
 import os
@@ -48,7 +49,7 @@ def _probe_package(root):
 
 
 def _run_kernel(root):
-    env = {**os.environ, "PYTHONPATH": str(root)}
+    env = {**os.environ, "PYTHONPATH": str(root), "XDG_CACHE_HOME": str(root / "user-cache")}
     env.pop("NUMBA_CACHE_DIR", None)
     out = subprocess.run([sys.executable, "-c", "from probe.steps.kernel import kernel; print(kernel())"],
                          capture_output=True, text=True, env=env, cwd=root, timeout=300)
@@ -61,7 +62,8 @@ def test_an_edited_inlined_step_is_not_loaded_from_the_cache(tmp_path):
     step = package / "steps" / "step.py"
     step.write_text(STEP.format(value=1))
     assert _run_kernel(tmp_path) == 1
-    assert any(p.suffix == ".nbi" for p in (package / "steps" / "__pycache__").iterdir())  # cached
+    assert any((tmp_path / "user-cache" / "hsw2v" / "kernels").rglob("*.nbi"))  # cached there
+    assert not any(package.rglob("*.nb[ic]"))  # and not in the package
     step.write_text(STEP.format(value=22))  # kernel.py itself unchanged
     assert _run_kernel(tmp_path) == 22
 
