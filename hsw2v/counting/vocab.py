@@ -46,6 +46,9 @@ class Vocab:
         if markers and not (UNKNOWN in self.index and SENTENCE_END in self.index):
             raise HSW2VError(f"vocab: a language model's vocabulary holds {UNKNOWN} and {SENTENCE_END}")
 
+    def __repr__(self) -> str:
+        return f"Vocab<words={len(self.words)}, tokens={int(self.counts.sum())}>"
+
     @property
     def unknown_id(self) -> int:
         """The id of :data:`UNKNOWN`, or -1 without markers."""

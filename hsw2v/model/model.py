@@ -52,7 +52,7 @@ several codes (``extra_leaves``), which hsw2v before it cannot read; a one-code
 model is still written as version 1, which every hsw2v reads."""
 
 
-@dataclass
+@dataclass(repr=False)
 class Model:
     """Everything training produced, and how: ``settings``, the mean loss of each
     epoch, the seconds spent building the tree and training, and the words skipped."""
@@ -94,6 +94,13 @@ class Model:
 
     def __len__(self) -> int:
         return len(self.vocab)
+
+    def __repr__(self) -> str:
+        """A summary, as gensim's ``Word2Vec<vocab=…, vector_size=…>`` (a notebook
+        cell showing a model prints this, not every vector)."""
+        grown = f", grown={len(self.history)}" if self.history else ""
+        return (f"Model<arch={self.arch}, vocab={len(self.vocab)}, vector_size={self.dim}, "
+                f"tree={self.tree.kind}, epochs={len(self.epoch_loss)}{grown}>")
 
     def __contains__(self, word: object) -> bool:
         """Whether ``word`` is in the vocabulary (``"king" in model``), as in gensim."""

@@ -65,6 +65,9 @@ class Tree:
         """Figures a builder records about its tree (the WordNet tree: the words and
         tokens WordNet covers); saved with the model."""
 
+    def __repr__(self) -> str:
+        return f"Tree<kind={self.kind}, words={self.n_words}, leaves={self.n_leaves}>"
+
     def __len__(self) -> int:
         return self.n_words
 

@@ -229,3 +229,16 @@ def test_lookups_as_gensim_users_write_them(kind):
         target["w3x"]
     assert isinstance(caught.value, HSW2VError)
     assert "'w3x'" in str(caught.value) and "w3" in str(caught.value)
+
+
+def test_repr_is_a_summary_as_gensims():
+    """A notebook cell showing a model prints its size and kind, not every vector."""
+    model = make_model(v=300, dim=50)
+    shown = repr(model)
+    assert len(shown) < 200 and "\n" not in shown
+    assert shown.startswith("Model<") and f"vocab={model.vectors.shape[0]}," in shown
+    assert f"vector_size={model.vectors.shape[1]}," in shown and "arch=cbow" in shown
+    assert "tree=huffman" in shown and "epochs=2" in shown
+    assert f"{model.vectors[0, 0]:.4f}"[:5] not in shown
+    for part in (model.vocab, model.tree, model.keyed_vectors()):
+        assert len(repr(part)) < 100 and "300" in repr(part)
