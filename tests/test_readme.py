@@ -28,3 +28,40 @@ def test_the_readmes_language_model_commands(tmp_path):
     assert outputs[1].split()[0] == shown == "states"
     perplexity = float(re.search(r"perplexity: ([0-9.]+)", outputs[2]).group(1))
     assert 100 < perplexity < 1500  # (the README shows a run's figure; runs vary a little)
+
+
+def test_the_readmes_python_block_runs_as_pasted(tmp_path):
+    """After the Quick start's corpus and the language model's held-out split, the
+    README's Python block runs as a notebook would run it (each expression's value
+    shown), and shows what its comments say."""
+    import ast
+    import sys
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Python API"):]
+    block = re.search(r"```python\n(.*?)```", section, re.S)[1]
+    with gzip.open(REPO / "data" / "enwiki-1m.txt.gz", "rb") as f:
+        (tmp_path / "corpus.txt").write_bytes(f.read())
+    split = next(line for line in readme.splitlines() if line.startswith("head -n 900 corpus.txt"))
+    subprocess.run(["bash", "-c", split], cwd=tmp_path, check=True)
+    statements = [ast.unparse(s) for s in ast.parse(block).body]
+    runner = ("import sys\nns = {}\nfor s in sys.argv[1:]:\n"
+              "    print('>>>', s.splitlines()[0], flush=True)\n"
+              "    exec(compile(s, '<readme>', 'single'), ns)\n")
+    done = subprocess.run([sys.executable, "-c", runner, *statements], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    outputs = dict(re.findall(r"^>>> (.*)\n((?:(?!>>> ).*\n)*)", done.stdout, re.M))
+
+    def shown(source: str) -> str:
+        return outputs[ast.unparse(ast.parse(source))]
+
+    assert re.fullmatch(r"Model<arch=cbow, vocab=\d+, vector_size=100, tree=huffman, epochs=5>\n",
+                        shown("model"))
+    neighbours = ast.literal_eval(shown('model.most_similar("three")'))
+    assert {w for w, _ in neighbours[:3]} <= {"two", "four", "five", "six", "seven", "eight"}
+    assert ast.literal_eval(shown('model.predict(["the", "united"], topn=5)'))[0][0] == "states"
+    scored = shown('hsw2v.score(model, "heldout.txt")')
+    assert 10 < float(re.search(r"'perplexity': (?:np\.float64\()?([0-9.]+)", scored)[1]) < 5000
+    for name in ("cbow.txt", "cbow.npz"):
+        assert (tmp_path / name).stat().st_size > 1_000_000

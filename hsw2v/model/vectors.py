@@ -28,10 +28,10 @@ class Vectors:
         self.words: list[str] = list(words)
         self.matrix = matrix
         self.index: dict[str, int] = {w: i for i, w in enumerate(self.words)}
+        self._unit: np.ndarray | None = None
 
     def __repr__(self) -> str:
         return f"Vectors<vocab={len(self.words)}, vector_size={self.matrix.shape[1]}>"
-        self._unit: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.words)
