@@ -317,11 +317,17 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None,
     from .model.reading import load_model
     from .model.vectors_cache import write_cache
     from .system.files import check_distinct, check_writable, replace_together
-    from .text.reader import corpus_files
+    from .text.reader import corpus_files, describe
     from .trees.registry import tree_for
 
+    chose_outputs = bool(output or save_model or resume)
     output, save_model, vector_format = _train_outputs(output, save_model, vector_format, binary,
                                                        resume)
+    # `train new.txt --init-model model.npz` (no -o, no --save-model): the model is
+    # trained further in place; it is read whole before training and replaced only
+    # once training ends, atomically with the vectors.
+    in_place = (save_model if not chose_outputs and init_model and _same_file(save_model, init_model)
+                else None)
     settings["tree"] = tree_for(tree, bool(tree_from))
     _check_starts(tree_from, read_vocab, init_model, resume, grow)
     if not (resume or init_model):  # (those keep the saved model's kind: checked with it)
@@ -333,7 +339,8 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None,
     outputs = {"-o": output, "--save-model": save_model, "--checkpoint": checkpoint}
     files = corpus_files(corpus, exclude=[p for p in outputs.values() if p])
     check_distinct(outputs, {"corpus": _named_files(corpus), "--read-vocab": [read_vocab],
-                             "--tree-from": [tree_from], "--init-model": [init_model]})
+                             "--tree-from": [tree_from],
+                             "--init-model": [None if in_place else init_model]})
     check_distinct({"-o": output, "--save-model": save_model}, {"--resume": [resume]})
     for path in outputs.values():
         if path:
@@ -359,7 +366,8 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None,
     if output and cache:
         write_cache(output, model.words, model.vectors)
     if not quiet:
-        _say_trained(model, seconds, output, save_model, replaced)
+        _say_trained(model, seconds, output, save_model, replaced, describe(files), in_place,
+                     grown_from=len(model.history[-1]["words"]) if grow else None)
 
 
 def _train_outputs(output: str | None, save_model: str | None, vector_format: str | None,
@@ -396,10 +404,18 @@ def _check_starts(tree_from: str | None, read_vocab: str | None, init_model: str
         raise HSW2VError("--grow grows the vocabulary of --init-model: give the model")
 
 
+def _same_file(a: str, b: str) -> bool:
+    from .system.files import same_file
+
+    return same_file(a, b)
+
+
 def _say_trained(model, seconds: float, output: str | None, save_model: str | None,
-                 replaced: set[str]) -> None:
+                 replaced: set[str], corpus: str, in_place: str | None = None,
+                 grown_from: int | None = None) -> None:
     """``train``'s closing lines: the run's size, time (each stage's, and the
-    compile's apart) and losses; the words skipped; the files written or replaced."""
+    compile's apart) and losses; the words added (``--grow``) and skipped; the
+    files written or replaced (the model trained further in place, ``in_place``)."""
     losses = ", ".join(f"{x:.4f}" for x in model.epoch_loss)
     took = getattr(model, "seconds", {})
     compiling = took.get("compile", 0.0)
@@ -411,12 +427,16 @@ def _say_trained(model, seconds: float, output: str | None, save_model: str | No
               f"{took['train']:.1f} s" if "first_pass" in took else "")
     click.echo(f"{len(model.vocab)} words x {model.dim} dims in {seconds - compiling:.1f} s"
                f"{extra}{stages}; mean -log P per epoch: {losses}", err=True)
+    if grown_from is not None:
+        click.echo(f"grew the vocabulary by {grown_from} word{'s' * (grown_from != 1)}, from "
+                   f"{len(model.vocab) - grown_from} to {len(model.vocab)}", err=True)
     if model.skipped:
         click.echo(f"{model.skipped['tokens']} tokens ({model.skipped['types']} types) of "
-                   "CORPUS are not in the model's vocabulary and were skipped", err=True)
+                   f"{corpus} are not in the model's vocabulary and were skipped", err=True)
     written = [f"vectors to {output}"] if output else []
     written += [f"model to {save_model}"] if save_model else []
-    written = [w + " (replaced)" * (w.split(" to ", 1)[1] in replaced) for w in written]
+    written = [w + (" (trained further and replaced)" if in_place and w.endswith(f" to {in_place}")
+                    else " (replaced)" * (w.split(" to ", 1)[1] in replaced)) for w in written]
     click.echo(f"saved {' and '.join(written)}", err=True)
 
 

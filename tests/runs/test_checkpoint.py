@@ -183,7 +183,7 @@ def test_init_model_from_the_command_line(tmp_path, planted):
     done = run_hsw2v(tmp_path, "train", str(extra), "--init-model", "m.npz", "--epochs", "2",
                      "--sample", "0", "--save-model", "more.npz")
     assert done.returncode == 0, done.stderr
-    assert "2 tokens (2 types) of CORPUS are not in the model's vocabulary" in done.stderr
+    assert f"2 tokens (2 types) of {extra} are not in the model's vocabulary" in done.stderr
     assert hsw2v.load_model(str(tmp_path / "more.npz")).settings.epochs == 2
     nothing = tmp_path / "nothing.txt"
     nothing.write_text("zzz yyy\n")
@@ -192,6 +192,36 @@ def test_init_model_from_the_command_line(tmp_path, planted):
     error = one_line_error(run_hsw2v(tmp_path, "train", str(extra), "--init-model", "m.npz",
                                      "--arch", "skipgram"))
     assert "keeps the model's --arch (cbow)" in error
+
+
+def test_init_model_alone_trains_the_default_model_further_in_place(tmp_path, planted):
+    """The checkpoints guide's ``hsw2v train new-text.txt --init-model model.npz``
+    after a first ``train`` with the default outputs: no -o or --save-model typed, so
+    model.npz and vectors.txt are replaced once training ends, and the closing line
+    says so. Typing --save-model as the same file is still refused, and then
+    nothing changes."""
+    corpus, _ = planted
+    assert run_hsw2v(tmp_path, "train", corpus, "--dim", "8", "--epochs", "1", "--quiet",
+                     "--threads", "1").returncode == 0
+    first = hsw2v.load_model(str(tmp_path / "model.npz"))
+    done = run_hsw2v(tmp_path, "train", corpus, "--init-model", "model.npz", "--epochs", "2",
+                     "--threads", "1")
+    assert done.returncode == 0, done.stderr
+    assert ("saved vectors to vectors.txt (replaced) and model to model.npz (trained further "
+            "and replaced)") in done.stderr
+    further = hsw2v.load_model(str(tmp_path / "model.npz"))
+    assert further.words == first.words and further.settings.epochs == 2
+    assert not np.array_equal(further.vectors, first.vectors)
+    written = (tmp_path / "vectors.txt").read_text().splitlines()
+    row = written[1].split()
+    np.testing.assert_allclose(np.array(row[1:], dtype=np.float32),
+                               further.vectors[further.vocab.index[row[0]]], rtol=1e-6)
+    before = (tmp_path / "model.npz").read_bytes()
+    error = one_line_error(run_hsw2v(tmp_path, "train", corpus, "--init-model", "model.npz",
+                                     "--save-model", "model.npz"))
+    assert "is the --init-model model.npz" in error
+    assert (tmp_path / "model.npz").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 
 
 OLD = REPO / "tests" / "data" / "before-subpackages"  # written before the subpackages

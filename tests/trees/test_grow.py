@@ -172,6 +172,10 @@ def test_the_cli_grows_every_kind(tmp_path, halves, arch):
     old, grown = hsw2v.load_model(str(tmp_path / "a.npz")), hsw2v.load_model(str(tmp_path / "g.npz"))
     added = grown.history[0]["words"]
     assert len(grown.vocab) == len(old.vocab) + len(added) and added
+    said = run_hsw2v(tmp_path, "train", str(halves / "b.txt"), "--init-model", "a.npz", "--grow",
+                     *[x for x in RUN if x != "--quiet"], "-o", "g2.txt", "--save-model", "g2.npz")
+    assert (f"grew the vocabulary by {len(added)} words, from {len(old.vocab)} to "
+            f"{len(grown.vocab)}") in said.stderr  # (the same run again, not --quiet)
     assert grown.tree.kind.endswith(", grown") and len(grown.epoch_loss) == 2
     lines = (tmp_path / "g.txt").read_text().splitlines()
     assert lines[0].split() == [str(len(grown.vocab)), "16"]
