@@ -644,16 +644,27 @@ def score(corpus: str, model_path: str | None, window: int | None, threads: int 
 
 @cli.command()
 @click.argument("vectors_path", metavar="[VECTORS_OR_MODEL]", required=False)
-@click.option("--analogies", help="Analogy questions (questions-words.txt format).")
+@click.option("--analogies", help="Analogy questions (questions-words.txt format) [the bundled "
+              "Google analogies, word2vec's questions-words.txt, Apache-2.0].")
+@click.option("--no-analogies", is_flag=True, help="Skip the analogies: score only the --pairs files.")
 @click.option("--pairs", multiple=True, help="Word-pair file of 'word1<TAB>word2<TAB>score' "
-              "lines, tab-separated as gensim reads them (repeatable).")
+              "lines, tab-separated as gensim reads them (repeatable). None is bundled: see "
+              "above for where to get WordSim-353 and SimLex-999.")
 @click.option("--restrict", default=30000, show_default=True, help="Analogies: search only the N most frequent words.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
-def evaluate(vectors_path: str | None, analogies: str | None, pairs: tuple[str, ...], restrict: int,
-             as_json: bool) -> None:
+def evaluate(vectors_path: str | None, analogies: str | None, no_analogies: bool,
+             pairs: tuple[str, ...], restrict: int, as_json: bool) -> None:
     """Score vectors on analogies (3CosAdd) and word-pair similarity (Spearman).
 
-    VECTORS_OR_MODEL defaults to the vectors that `hsw2v similar` would read."""
+    VECTORS_OR_MODEL defaults to the vectors that `hsw2v similar` would read.
+    Without --analogies, the questions are the Google analogies that come with
+    hsw2v (Mikolov et al. 2013, word2vec's questions-words.txt; Apache-2.0, see
+    hsw2v/datasets/README.md in the package). The word-pair sets carry no licence
+    that allows bundling them; download them and pass each with --pairs:
+    WordSim-353 from http://gabrilovich.com/resources/data/wordsim353/wordsim353.html
+    and SimLex-999 from https://fh295.github.io/simlex.html (the README says how
+    to make their three-column files)."""
+    from .datasets import google_analogies
     from .evaluation.evaluate import (
         evaluate_analogies,
         evaluate_word_pairs,
@@ -661,11 +672,14 @@ def evaluate(vectors_path: str | None, analogies: str | None, pairs: tuple[str, 
     )
     from .model.reading import read_vectors
 
-    if not analogies and not pairs:
-        raise HSW2VError("give --analogies FILE and/or --pairs FILE")
+    if no_analogies and analogies:
+        raise HSW2VError("give --analogies FILE or --no-analogies, not both")
+    if no_analogies and not pairs:
+        raise HSW2VError("--no-analogies leaves nothing to score: give --pairs FILE")
     if restrict <= 0:
         raise HSW2VError(f"--restrict must be positive, got {restrict}")
     vectors = read_vectors(vectors_path or default_vectors())
-    report = {"analogies": evaluate_analogies(vectors, analogies, restrict=restrict)} if analogies else {}
+    questions = None if no_analogies else analogies or google_analogies()
+    report = {"analogies": evaluate_analogies(vectors, questions, restrict=restrict)} if questions else {}
     report["pairs"] = {p: evaluate_word_pairs(vectors, p) for p in pairs}
     _emit(report, as_json, report_lines(report))

@@ -241,9 +241,87 @@ def test_evaluate_command_matches_api(tmp_path, vectors_file):
     assert got["analogies"]["oov"] == 1
     r = run("evaluate", vectors_file, "--analogies", str(questions))
     assert r.exit_code == 0 and "analogy total" in r.stdout
-    assert_one_line_error(run("evaluate", vectors_file), "--analogies")
+    r = run("evaluate", vectors_file, "--no-analogies", "--pairs", str(pairs), "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout) == {"pairs": got["pairs"]}
+    assert_one_line_error(run("evaluate", vectors_file, "--no-analogies"), "--pairs FILE")
+    assert_one_line_error(run("evaluate", vectors_file, "--no-analogies", "--analogies", str(questions)),
+                          "not both")
     assert_one_line_error(run("evaluate", vectors_file, "--pairs", str(tmp_path / "no.tsv")),
                           "not found")
+
+
+GOOGLE_ANALOGIES_SHA256 = "8c29b3332afc46f3fb8be04cb5297bf96f39aa7131272dff57869b4485b22a36"
+
+
+def test_evaluate_scores_the_bundled_google_analogies_by_default(tmp_path):
+    """``hsw2v evaluate vectors.txt`` with no set named scores word2vec's own
+    questions-words.txt (shipped byte for byte), as gensim scores that file; so does
+    ``hsw2v evaluate`` with the vectors found here."""
+    import hashlib
+
+    import hsw2v
+
+    bundled = Path(hsw2v.datasets.google_analogies())
+    assert hashlib.sha256(bundled.read_bytes()).hexdigest() == GOOGLE_ANALOGIES_SHA256
+    assert bundled.read_bytes() == (REPO / "data" / "questions-words.txt").read_bytes()
+
+    # The questions' words (some lower-cased twins too) and filler, in a shuffled
+    # "frequency" order; each section's second and fourth words get that section's
+    # offset, so that some questions are answered right and most wrong.
+    lines = bundled.read_text(encoding="utf-8").splitlines()
+    rng = np.random.default_rng(3)
+    dim, sections, order, offset_of = 16, -1, [], {}
+    for line in lines:
+        if line.startswith(": "):
+            sections += 1
+            continue
+        for k, w in enumerate(line.split()):
+            order.append(w)
+            if k % 2:
+                offset_of.setdefault(w, set()).add(sections)
+    offsets = rng.normal(size=(sections + 1, dim)) * 0.8
+    vocab = list(dict.fromkeys(order))[::2]  # every other word: many questions OOV
+    vocab += [w.lower() for w in vocab[::5] if w.lower() != w]
+    vocab = list(dict.fromkeys(vocab + [f"filler{i}" for i in range(300)]))
+    rng.shuffle(vocab)
+    matrix = rng.normal(size=(len(vocab), dim))
+    for i, w in enumerate(vocab):
+        for sec in offset_of.get(w, ()):
+            matrix[i] += offsets[sec]
+    write_vectors(str(tmp_path / "vectors.txt"), vocab, matrix.astype(np.float32))
+
+    result = run_hsw2v(tmp_path, "evaluate", "vectors.txt", "--json")
+    assert result.returncode == 0, result.stderr
+    ours = json.loads(result.stdout)
+    assert set(ours) == {"analogies", "pairs"} and ours["pairs"] == {}
+    ours = ours["analogies"]
+
+    # gensim, on the same vectors file and the same questions, by their own reading
+    gensim_models = importlib.import_module("gensim.models")
+    kv = gensim_models.KeyedVectors.load_word2vec_format(str(tmp_path / "vectors.txt"))
+    score, theirs = kv.evaluate_word_analogies(str(bundled), restrict_vocab=30000,
+                                               case_insensitive=True)
+    total = theirs.pop()
+    assert [s["section"] for s in ours["sections"]] == [s["section"] for s in theirs]
+    assert len(theirs) == 14
+    for mine, their in zip(ours["sections"], theirs):
+        assert (mine["correct"], mine["incorrect"]) == (len(their["correct"]), len(their["incorrect"]))
+    assert (ours["correct"], ours["incorrect"]) == (len(total["correct"]), len(total["incorrect"]))
+    assert ours["accuracy"] == pytest.approx(score, abs=1e-12)
+    assert ours["correct"] > 0 and ours["incorrect"] > 0 and ours["oov"] > 0
+    assert ours["correct"] + ours["incorrect"] + ours["oov"] == 19544
+
+    # the sets not bundled: the help says where to get them (hsw2v.datasets' table)
+    help_text = " ".join(run("evaluate", "--help").output.split())
+    assert "Apache-2.0" in help_text
+    assert all(url in help_text for url in hsw2v.datasets.WORD_PAIR_SETS.values())
+
+    text = run_hsw2v(tmp_path, "evaluate")  # the vectors here, the bundled questions
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.splitlines()[-1].split() == [
+        "analogy", "total", f"{ours['correct']}/{ours['correct'] + ours['incorrect']}",
+        f"{100 * ours['accuracy']:.2f}%", f"({ours['oov']}", "OOV)"]
 
 
 def test_train_options_are_the_settings():

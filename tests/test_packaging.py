@@ -37,8 +37,10 @@ def test_every_install_hint_installs_what_it_names():
 
 
 def test_the_wheel_carries_the_bundled_corpus(tmp_path):
-    """A pip-only user gets the Quick start's corpus: the wheel holds the file itself
-    (the package's entries are links to data/ in a checkout), byte for byte."""
+    """A pip-only user gets the Quick start's corpus and the Google analogies that
+    ``hsw2v evaluate`` scores by default, with their licences: the wheel holds the
+    files themselves (the package's entries are links to data/ in a checkout), byte
+    for byte."""
     import shutil
     import subprocess
     import zipfile
@@ -58,5 +60,14 @@ def test_the_wheel_carries_the_bundled_corpus(tmp_path):
     with zipfile.ZipFile(wheel) as z:
         corpus = z.read("hsw2v/datasets/enwiki-1m.txt.gz")
         notice = z.read("hsw2v/datasets/README.md").decode()
+        analogies = z.read("hsw2v/datasets/questions-words.txt")
+        licence = z.read("hsw2v/datasets/LICENSE-questions-words.txt").decode()
     assert corpus == (REPO / "data" / "enwiki-1m.txt.gz").read_bytes()
     assert "CC BY-SA 3.0" in notice
+    assert analogies == (REPO / "data" / "questions-words.txt").read_bytes()
+    assert analogies.count(b"\n: ") + analogies.startswith(b": ") == 14
+    assert "Apache License, Version 2.0" in notice and "Copyright 2013 Google Inc." in notice
+    assert "Apache License" in licence and "Version 2.0, January 2004" in licence
+    assert "TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION" in licence
+    for page in ("gabrilovich.com/resources/data/wordsim353", "fh295.github.io/simlex"):
+        assert page in notice  # the sets not bundled: where to get them
