@@ -212,8 +212,9 @@ def test_functions_stay_short():
     assert not long, long
 
 
-PROJECT_TESTS = {"test_layers", "test_docs_site", "test_docs_examples", "test_readme",
-                 "test_packaging", "test_hostile", "test_properties", "test_registries"}
+PROJECT_TESTS = {"test_layers", "test_docs_site", "test_docs_examples", "test_docs_commands",
+                 "test_readme", "test_packaging", "test_install", "test_hostile",
+                 "test_properties", "test_registries"}
 """Test modules at the top of ``tests/`` that test the whole project, not one module."""
 
 
