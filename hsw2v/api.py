@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import HSW2VError, param
 from .model.model import Model
-from .settings import CHECKPOINT_MINUTES, ENGINES, TrainSettings
+from .settings import CHECKPOINT_MINUTES, ENGINES, TrainSettings, with_kind_defaults
 from .text.reader import Source
 from .text.sentences import check_paths, is_paths, sentences_file
 from .trees.registry import tree_builders, tree_for
@@ -90,24 +90,23 @@ def train(
         Vector size.
     window
         The widest context on each side; each position draws a width in
-        1..window (default 5). For ``lbl``, exactly the number of preceding
-        words (default 12).
+        1..window. For ``lbl``, exactly the number of preceding words. Default:
+        [[window]].
     min_count
         Drop words rarer than this.
     max_vocab
         Keep at most this many words, the most frequent (default: no limit).
     sample
-        Subsampling threshold for frequent words (0 keeps every word; default
-        1e-3, and 0 for ``lbl``).
+        Subsampling threshold for frequent words (0 keeps every word). Default:
+        [[sample]].
     alpha
-        Learning rate at the start (default: the kind's: 0.05 CBOW, 0.025
-        skip-gram, 0.05 LBL; for LBL 0.025 on a semantic tree and 0.01 with full
-        position weights); it falls linearly over all epochs to ``min_alpha``.
+        Learning rate at the start; it falls linearly over all epochs to
+        ``min_alpha``. Default, the kind's: [[alpha]].
     min_alpha
         Learning rate at the end.
     epochs
-        Passes over the corpus (default 5; ``lbl``: 2, after the first pass that
-        its tree is learned from, see ``tree_epochs``).
+        Passes over the corpus (after the first pass that a tree learned in the
+        run is learned from, see ``tree_epochs``). Default: [[epochs]].
     threads
         Training threads (default: every core this process may use); with Dask,
         threads a worker.
@@ -117,21 +116,20 @@ def train(
         A tree kind (a key of :data:`hsw2v.trees.registry.tree_builders`:
         ``"huffman"``, ``"balanced"``, ``"random"``, ``"fano"``, ``"classes"``,
         ``"semantic"``, ``"wordnet"``) or a ready :class:`~hsw2v.Tree` over
-        ``vocab``. Default: Huffman, or semantic with ``tree_from``; ``lbl``:
-        semantic, learned in this run (an ADAPTIVE(0.25) tree).
+        ``vocab``. Default: [[tree]]; semantic with ``tree_from``.
     split
         Semantic trees: how a node's words are split, ``"balanced"`` (halves) or
         ``"adaptive"`` (each word to its likelier mixture component; see the
-        trees guide). Default: balanced; ``lbl``: adaptive.
+        trees guide). Default: [[split]].
     epsilon
         Adaptive split: a word whose responsibility lies within ``epsilon`` of ½
         goes to both sides and gets several codes (Mnih & Hinton's
-        ADAPTIVE(ε); 0: one code a word). Default: 0; ``lbl``: 0.25.
+        ADAPTIVE(ε); 0: one code a word). Default: [[epsilon]].
     tree_epochs
         A semantic tree learned in this run (no ``tree_from``): the epochs of the
         first pass, on a Huffman tree, whose predictions the tree is learned
         from; the run then starts from that pass's word vectors (and the kind's
-        other matrices). Default: ``epochs``; ``lbl``: 1.
+        other matrices). Default: [[tree_epochs]].
     max_codes
         With ``epsilon``: the most codes a word may get.
     huffman_levels
@@ -143,7 +141,7 @@ def train(
     wordnet_rest
         The WordNet tree: the tree kind over the words WordNet lacks.
     node_bias
-        Give every inner node a trained bias (default: off; always on for ``lbl``).
+        Give every inner node a trained bias. Default: [[node_bias]].
     position_weights
         ``lbl``: each position's weights on its word's vector, a D-vector
         (``"diagonal"``) or a D×D matrix (``"full"``).
@@ -225,6 +223,9 @@ def train(
                       scheduler=scheduler, workers=given["workers"],
                       round_words=given["round_words"], **options)
 
+
+
+train.__doc__ = with_kind_defaults(train.__doc__ or "")  # the kinds' defaults, from the registries
 
 _PATHS = ("checkpoint", "resume", "wordnet")
 """Parameters of :func:`train` that name a file or directory: ``str`` or ``os.PathLike``."""

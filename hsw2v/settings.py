@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
@@ -35,27 +36,56 @@ COUNT_MEMORY_HELP = ("Memory for counting (K, M, G or T bytes, binary) [a quarte
                       "past it, partial counts spill to $TMPDIR and merge exactly.")
 
 
+def _tree_epochs(s) -> int | None:
+    """As many epochs for the first pass as after it, where the tree learns from it."""
+    return s.epochs if s.tree in tree_builders and tree_builders[s.tree].learns_from_model else None
+
+
+_tree_epochs.shown = "{epochs} with a semantic tree"  # type: ignore[attr-defined]
+
+
 KIND_DEFAULTS: dict[str, Any] = {
     "sample": SAMPLE, "node_bias": False, "window": 5, "tree": "huffman",
     "alpha": None,  # (the kind's ModelKind.alpha)
     "split": "balanced", "epsilon": 0.0, "epochs": 5,
-    "tree_epochs": lambda s: (s.epochs if s.tree in tree_builders
-                              and tree_builders[s.tree].learns_from_model else None),
+    "tree_epochs": _tree_epochs,
 }
 """The settings whose default a model kind may set (:attr:`ModelKind.defaults`),
 with the default of the kinds that set none, in the order they are filled in (a
 value, or a function of the settings filled in before it)."""
 
 
-def _defaults(name: str) -> str:
-    """The defaults of setting ``name`` for the CLI's help: the common one, and each
-    kind's own (``5; lbl 12``)."""
+def _shown(value: Any) -> str:
+    """A default as the help and the API reference show it."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(getattr(value, "shown", value))
+
+
+def kind_defaults(name: str, python: bool = False) -> str:
+    """The default of setting ``name`` as ``--help`` and the API reference show it,
+    from the registries: the common one, then each model kind's own
+    (``5; lbl 16``); every kind's where there is no common one (``alpha``). A
+    default that depends on other settings says how (its function's ``shown``).
+    Other settings are spelt as options (``--epochs``), or with ``python`` as
+    parameters (``epochs``)."""
     common = KIND_DEFAULTS[name]
-    own = [f"{k.name} {getattr(value, 'shown', value)}" for k in model_kinds.values()
-           if (value := k.defaults.get(name)) is not None
-           and (not callable(value) or hasattr(value, "shown"))]
-    shown = "--epochs with a semantic tree" if callable(common) else str(common)
-    return "; ".join([shown, *own])
+    own = [(k.name, k.defaults.get(name, k.alpha if name == "alpha" else None))
+           for k in model_kinds.values()]
+    shown = [] if common is None else [_shown(common)]
+    shown += [f"{kind} {_shown(value)}" for kind, value in own if value is not None
+              and (not callable(value) or hasattr(value, "shown"))]
+    spell = (lambda n: f"``{n}``") if python else (lambda n: "--" + n.replace("_", "-"))
+    return "; ".join(shown).format(epochs=spell("epochs"))
+
+
+def with_kind_defaults(doc: str) -> str:
+    """``doc`` with each ``[[name]]`` of a setting in :data:`KIND_DEFAULTS` replaced
+    by :func:`kind_defaults` (``python``)."""
+    return re.sub(r"\[\[(\w+)\]\]", lambda m: kind_defaults(m[1], python=True)
+                  if m[1] in KIND_DEFAULTS else m[0], doc)
 
 
 def _opt(default, help: str, **extra) -> field:
@@ -93,32 +123,30 @@ class TrainSettings:
     dim: int = _opt(100, "Vector dimension.")
     window: int | None = _opt(None, "Maximum context distance; each position draws a width in "
                               "1..window (lbl: exactly this many preceding words) ["
-                              + _defaults("window") + "].", type=int)
+                              + kind_defaults("window") + "].", type=int)
     min_count: int = _opt(5, "Drop words rarer than this.")
     max_vocab: int | None = _opt(None, "Keep only the N most frequent words.", type=int)
     sample: float | None = _opt(None, "Subsampling threshold for frequent words (0 disables) ["
-                                + ", ".join(f"{k.defaults.get('sample', SAMPLE):g} {k.name}"
-                                            for k in model_kinds.values()) + "].", type=float)
-    alpha: float | None = _opt(None, "Starting learning rate [" + ", ".join(
-        f"{k.alpha:g} {k.name}" for k in model_kinds.values()) + "; lbl: 0.025 on a semantic tree, 0.01 with full "
-        "position weights].",
+                                + kind_defaults("sample") + "].", type=float)
+    alpha: float | None = _opt(None, "Starting learning rate [" + kind_defaults("alpha") + "].",
                                type=float)
     min_alpha: float = _opt(1e-4, "Learning rate at the end; it falls linearly over all epochs.")
     epochs: int | None = _opt(None, "Passes over the corpus (after --tree-epochs, with a tree "
-                              "learned in this run) [" + _defaults("epochs") + "].", type=int)
+                              "learned in this run) [" + kind_defaults("epochs") + "].", type=int)
     threads: int | None = _opt(None, "Worker threads [all cores].", type=int)
     seed: int = _opt(1, "Random seed.")
-    tree: str | None = _opt(None, "How words are arranged in the tree [" + _defaults("tree")
+    tree: str | None = _opt(None, "How words are arranged in the tree [" + kind_defaults("tree")
                             + "; with --tree-from, semantic].", choices=TREE_KINDS, type=str)
-    split: str | None = _declared("split", " [" + _defaults("split") + "].")
-    epsilon: float | None = _declared("epsilon", " [" + _defaults("epsilon") + "].")
-    tree_epochs: int | None = _declared("tree_epochs", " [" + _defaults("tree_epochs") + "].")
+    split: str | None = _declared("split", " [" + kind_defaults("split") + "].")
+    epsilon: float | None = _declared("epsilon", " [" + kind_defaults("epsilon") + "].")
+    tree_epochs: int | None = _declared("tree_epochs", " [" + kind_defaults("tree_epochs") + "].")
     max_codes: int = _declared("max_codes")
     huffman_levels: int = _declared("huffman_levels")
     wordnet: str | None = _declared("wordnet")
     wordnet_rest: str = _declared("wordnet_rest")
     node_bias: bool | None = _opt(None, "Give every inner node a trained bias: P(branch) = "
-                                  "σ(α + h·u) (Mnih & Hinton's node model) [off; always on for lbl].",
+                                  "σ(α + h·u) (Mnih & Hinton's node model) ["
+                                  + kind_defaults("node_bias") + "].",
                                   flag="--node-bias/--no-node-bias", type=bool)
     position_weights: str = _declared("position_weights")
     spool: bool = _opt(True, "Keep the counted tokens in an unnamed temporary file (about 2 "

@@ -8,6 +8,7 @@ command and CI install it).
 """
 from __future__ import annotations
 
+import dataclasses
 import html
 import inspect
 import os
@@ -113,23 +114,53 @@ def test_cli_reference_keeps_help_text_as_written(site):
     assert "HSW2V_CACHE_SIZE" in page
 
 
+def _shown(value) -> str:
+    """A default as the reference writes it (independently of the package's formatting)."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def test_api_reference_has_no_sphinx_roles_and_each_parameter_its_default(site):
+    """Each parameter's Default cell holds the value a run uses: the signature's
+    own, a named constant's value, or, for a setting that the model kind decides,
+    what ``TrainSettings`` resolves to for each kind, given nothing else."""
     import hsw2v.api
+    from hsw2v.settings import TrainSettings
+    from hsw2v.training.kinds import model_kinds
 
     page = (site / "api" / "index.html").read_text()
     assert not re.search(r":(mod|data|class|func|meth|attr):", page)
+    assert not re.search(r"\[\[\w+\]\]", page)
     params = {f"**{n}" if p.kind is inspect.Parameter.VAR_KEYWORD else n: p
               for n, p in inspect.signature(hsw2v.api.train).parameters.items()}
     start = page.index('id="hsw2v.api.train"')
     section = page[start:page.index('class="doc doc-object', start + 1)]
     rows = {cells[0]: cells for cells in table_rows(section) if len(cells) == 4}
     assert set(params) <= set(rows)
+    resolved = {kind: TrainSettings(arch=kind).resolved() for kind in model_kinds}
+    by_kind = 0
     for name, p in params.items():
         shown = rows[name][3]
         if p.kind is inspect.Parameter.VAR_KEYWORD:  # (none given: an empty dict)
             assert shown == "{}", (name, shown)
-        elif shown != repr(p.default):  # a named constant: the name, holding the default
-            assert getattr(hsw2v.api, shown) == p.default, (name, shown)
+        elif p.default is not None or name in ("corpus", "sentences", "max_vocab", "vocab"):
+            assert shown == repr(p.default), (name, shown)
+        elif name == "threads":
+            assert shown == "all cores"
+        elif name in {f.name for f in dataclasses.fields(TrainSettings)} and name != "wordnet":
+            segments = shown.split("; ")
+            for kind, settings in resolved.items():
+                value = getattr(settings, name)
+                if value is None:  # (decided by other settings: the text says by which)
+                    continue
+                own = [s[len(kind) + 1:] for s in segments if s.startswith(kind + " ")]
+                assert (own or segments)[0].startswith(_shown(value)), (name, kind, value, shown)
+                by_kind += 1
+    assert by_kind >= 24
+    doc = inspect.getdoc(hsw2v.api.train)
+    assert "[[" not in doc and "Default: 5; lbl 16." in " ".join(doc.split())
+    assert "(default 12)" not in doc and "ADAPTIVE(0.25)" not in doc
 
 
 def test_one_quick_start(site):

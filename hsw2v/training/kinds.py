@@ -186,6 +186,7 @@ def _lbl_epochs(s: Any) -> int:
     return 2 if s.tree == "semantic" else 3
 
 
+_lbl_alpha.shown = "0.025 on a semantic tree, 0.01 with full position weights, else 0.05"  # type: ignore[attr-defined]  # noqa: E501
 _lbl_split.shown = "adaptive with a semantic tree"  # type: ignore[attr-defined]  (for --help)
 _lbl_epochs.shown = "2 on a semantic tree, else 3"  # type: ignore[attr-defined]
 
