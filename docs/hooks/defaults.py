@@ -1,4 +1,4 @@
-"""A griffe extension: the API reference states each parameter's real default.
+"""A griffe extension: the API reference's parameter tables state each real default.
 
 A setting whose default belongs to the model kind is ``None`` in a signature
 (``window=None``: 5, or 16 for lbl); a default held by a named constant reads as
@@ -56,12 +56,18 @@ class KindDefaults(griffe.Extension):
             signature = inspect.signature(_runtime(obj))
         except (ImportError, TypeError, ValueError):
             return
+        shown = {}
         for parameter in obj.parameters:
             real = signature.parameters.get(parameter.name)
             if real is None or real.default is inspect.Parameter.empty:
                 continue
-            shown = shown_default(parameter.name, real.default)
-            if shown is not None:
-                parameter.default = shown
-            elif isinstance(parameter.default, griffe.ExprName):  # a named constant: its value
-                parameter.default = repr(real.default)
+            text = shown_default(parameter.name, real.default)
+            if text is None and isinstance(parameter.default, griffe.ExprName):
+                text = repr(real.default)  # a named constant: its value
+            if text is not None:
+                shown[parameter.name] = text
+        if shown and obj.docstring is not None:  # the table's column; the signature stays
+            for section in obj.docstring.parsed:
+                if section.kind is griffe.DocstringSectionKind.parameters:
+                    for documented in section.value:
+                        documented.default = shown.get(documented.name, documented.default)
