@@ -24,7 +24,7 @@ from ..system.memory import release_compiler_pages
 from ..training.block import block_kernel, load_callees
 from ..training.kinds import model_kind, model_kinds
 from ..training.state import Weights, new_state
-from ..trees.registry import TreeInputs, build_tree
+from ..trees.registry import TreeInputs, build_tree, tree_builders
 from ..trees.tree import Tree
 from .common import fresh_model
 
@@ -148,10 +148,18 @@ def _first_kernel_key(s: TrainSettings) -> tuple:
 def first_kernel_ahead(s: TrainSettings) -> Iterator[None]:
     """Within the block, a forked child compiles the training kernel that a run with
     settings ``s`` calls first into numba's cache, unless the cache holds it (see
-    :mod:`hsw2v.system.ahead`), while this process compiles the kernel's callees;
-    :func:`kernel_setup` waits for the child, then loads the kernel."""
+    :mod:`hsw2v.system.ahead`), while this process compiles the kernel's callees
+    and those of the tree's build, if it learns from vectors; :func:`kernel_setup`
+    waits for the child, then loads the kernel."""
     if first_kernel(s, compile=False) is not None:
         yield
         return
-    with compiling_ahead(_first_kernel_key(s), lambda: first_kernel(s), load_callees):
+    builder = tree_builders.get(s.tree)
+
+    def meanwhile() -> None:
+        load_callees()
+        if builder is not None and builder.compile_kernels is not None:
+            builder.compile_kernels(smallest_model(s))  # (a tree learned from vectors)
+
+    with compiling_ahead(_first_kernel_key(s), lambda: first_kernel(s), meanwhile):
         yield

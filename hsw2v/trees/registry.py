@@ -61,6 +61,10 @@ class TreeBuilder:
     ready: Callable[[Any], None] = lambda settings: None
     """Raises HSW2VError when something the build reads is missing (a database),
     so that a run fails before it reads the corpus."""
+    compile_kernels: Callable[[Any], None] | None = None
+    """Loads, or compiles into numba's cache, the kernels the build calls for a
+    source model of a model's kind and vector size (given that model): on a first
+    run, what this process does while a child compiles the training kernel."""
 
     @property
     def takes_model(self) -> bool:
@@ -84,6 +88,12 @@ def _semantic(inputs: TreeInputs) -> Tree:
     if s.huffman_levels:
         return semantic_below(X, inputs.counts, s.huffman_levels, s.split)
     return semantic_tree(X, s.split, epsilon=s.epsilon, max_codes=s.max_codes, threads=s.threads)
+
+
+def _semantic_kernels(model: Any) -> None:
+    from .semantic import compile_kernels
+
+    compile_kernels(model)
 
 
 def _semantic_check(s: Any) -> str | None:
@@ -159,7 +169,7 @@ tree_builders: dict[str, TreeBuilder] = {
             Setting("tree_epochs", None, "semantic, learned in this run (no --tree-from): the "
                     "epochs of the first pass, on a Huffman tree, whose predictions the tree is "
                     "learned from; the run then starts from that pass's word vectors", type=int)),
-        check=_semantic_check,
+        check=_semantic_check, compile_kernels=_semantic_kernels,
         learns_from_model=True, on_dask=False),
     "wordnet": TreeBuilder(
         _wordnet, "Morin & Bengio's tree: WordNet's IS-A hierarchy made binary (--wordnet DIR; "

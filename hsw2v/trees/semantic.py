@@ -73,6 +73,29 @@ def accumulate_contexts(ids, sent_ends, n_sents, keep, window, sen, sen_pos, ctx
                visitor, visitor.syn0.shape[1])
 
 
+def _context_sums(model, config) -> ContextSums:
+    """A walk's visitor over ``model``'s vectors, its sums at zero."""
+    return ContextSums(config, model.vectors,
+                       np.empty((2 * model.settings.window, model.dim), dtype=np.float32),
+                       np.zeros(model.vectors.shape, dtype=np.float64),
+                       np.zeros(len(model.vocab), dtype=np.int64), model.extra_matrices)
+
+
+def compile_kernels(model) -> None:
+    """Load, or compile into numba's cache, the kernels that a semantic tree's build
+    calls for a source model of ``model``'s kind and vector size: the context walk
+    and the split. A first run calls this while a child process compiles the
+    training kernel (:mod:`hsw2v.system.ahead`)."""
+    window = model.settings.window
+    config = model_kind(model.arch).config_of(replace(model.settings, cbow_mean=True))
+    ids = np.zeros(0, dtype=np.int32)
+    accumulate_contexts(ids, np.zeros(0, dtype=np.int64), 0,
+                        np.ones(len(model.vocab), dtype=np.float32), window, np.empty_like(ids),
+                        np.empty(0, dtype=np.int64), np.empty(2 * window, dtype=np.int32),
+                        _context_sums(model, config))
+    split_tree(np.zeros((3, 2), dtype=np.float32), adaptive=True, threads=1)
+
+
 def context_means(model, corpus: Source, threads: int | None = None) -> np.ndarray:
     """Each word's mean context vector h over ``corpus`` (input vector if it has none);
     ``threads`` walk blocks at once (default: every core), each into sums of its own."""
@@ -83,12 +106,8 @@ def context_means(model, corpus: Source, threads: int | None = None) -> np.ndarr
     workers = []
 
     def make_worker():
-        sums = np.zeros(model.vectors.shape, dtype=np.float64)
-        counts = np.zeros(len(model.vocab), dtype=np.int64)
-        workers.append((sums, counts))
-        visitor = ContextSums(config, model.vectors,
-                              np.empty((2 * window, model.dim), dtype=np.float32), sums, counts,
-                              model.extra_matrices)
+        visitor = _context_sums(model, config)
+        workers.append((visitor.sums, visitor.counts))
         ctx = np.empty(2 * window, dtype=np.int32)
 
         def walk(block: bytes) -> None:
@@ -109,29 +128,39 @@ def context_means(model, corpus: Source, threads: int | None = None) -> np.ndarr
     return out.astype(np.float32)
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def _top_direction(Y, iters):
-    """Leading principal direction of the (centred) rows of ``Y`` (power iteration)."""
+    """Leading principal direction of the (centred) rows of ``Y`` (power iteration).
+
+    This and :func:`gmm_log_odds` are written as loops, without numpy's array
+    expressions: those bring broadcasting checks whose error messages format
+    shapes, which took seconds of a first run's compile."""
     n, dim = Y.shape
     v = np.empty(dim)
     for d in range(dim):
         v[d] = 1.0 / np.sqrt(dim) * (1.0 if d % 2 == 0 else -1.0)
+    w = np.empty(dim)
     for _ in range(iters):
-        w = np.zeros(dim)
+        for d in range(dim):
+            w[d] = 0.0
         for k in range(n):
             p = 0.0
             for d in range(dim):
                 p += Y[k, d] * v[d]
             for d in range(dim):
                 w[d] += p * Y[k, d]
-        norm = np.sqrt((w * w).sum())
+        norm = 0.0
+        for d in range(dim):
+            norm += w[d] * w[d]
+        norm = np.sqrt(norm)
         if norm == 0.0:
             break
-        v = w / norm
+        for d in range(dim):
+            v[d] = w[d] / norm
     return v
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def gmm_log_odds(X, idx, iters):
     """Fit a 2-component spherical GMM to ``X[idx]`` by EM; return, per point,
     log p(component 0 | x) − log p(component 1 | x).
@@ -147,7 +176,8 @@ def gmm_log_odds(X, idx, iters):
         for d in range(dim):
             Y[k, d] = X[idx[k], d]
             mean[d] += Y[k, d]
-    mean /= n
+    for d in range(dim):
+        mean[d] /= n
     sq = np.empty(n)
     total = 0.0
     for k in range(n):
@@ -158,25 +188,31 @@ def gmm_log_odds(X, idx, iters):
         sq[k] = s
         total += s
     v = _top_direction(Y, 8)
-    proj = np.empty(n)
+    proj2 = 0.0
     for k in range(n):
         p = 0.0
         for d in range(dim):
             p += Y[k, d] * v[d]
-        proj[k] = p
-    spread = max(np.sqrt((proj * proj).mean()), 1e-6)
+        proj2 += p * p
+    spread = max(np.sqrt(proj2 / n), 1e-6)
     mu = np.empty((2, dim))
-    mu[0] = spread * v
-    mu[1] = -spread * v
+    for d in range(dim):
+        mu[0, d] = spread * v[d]
+        mu[1, d] = -spread * v[d]
     var = np.empty(2)
-    var[:] = max(total / (n * dim), 1e-12)
-    weight = np.array([0.5, 0.5])
+    var[0] = var[1] = max(total / (n * dim), 1e-12)
+    weight = np.empty(2)
+    weight[0] = weight[1] = 0.5
     odds = np.empty(n)
     r = np.empty(n)
+    acc = np.empty(dim)
     for it in range(iters + 1):
         # E-step
-        m0 = (mu[0] * mu[0]).sum()
-        m1 = (mu[1] * mu[1]).sum()
+        m0 = 0.0
+        m1 = 0.0
+        for d in range(dim):
+            m0 += mu[0, d] * mu[0, d]
+            m1 += mu[1, d] * mu[1, d]
         c0 = np.log(weight[0]) - 0.5 * dim * np.log(var[0])
         c1 = np.log(weight[1]) - 0.5 * dim * np.log(var[1])
         for k in range(n):
@@ -196,7 +232,8 @@ def gmm_log_odds(X, idx, iters):
         for c in range(2):
             rsum = 0.0
             rsq = 0.0
-            acc = np.zeros(dim)
+            for d in range(dim):
+                acc[d] = 0.0
             for k in range(n):
                 rk = r[k] if c == 0 else 1.0 - r[k]
                 rsum += rk
@@ -205,14 +242,54 @@ def gmm_log_odds(X, idx, iters):
                     acc[d] += rk * Y[k, d]
             if rsum < 1e-9:
                 continue
-            mu[c] = acc / rsum
-            spread_c = max(rsq - rsum * (mu[c] * mu[c]).sum(), 0.0)
+            m = 0.0
+            for d in range(dim):
+                mu[c, d] = acc[d] / rsum
+                m += mu[c, d] * mu[c, d]
+            spread_c = max(rsq - rsum * m, 0.0)
             var[c] = max(spread_c / (rsum * dim), 1e-12)
             weight[c] = min(max(rsum / n, 1e-6), 1 - 1e-6)
     return odds
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
+def falling_order(keys):
+    """The indices of ``keys`` from the largest key down, ties in index order: what
+    ``np.argsort(-keys, kind="mergesort")`` gives, by a bottom-up merge sort of
+    plain loops (numba's own mergesort took two seconds of a first compile)."""
+    n = len(keys)
+    order = np.empty(n, dtype=np.int64)
+    spare = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        order[i] = i
+    width = 1
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            a, b, out = lo, mid, lo
+            while a < mid and b < hi:
+                if keys[order[b]] > keys[order[a]]:  # (a tie keeps the left first)
+                    spare[out] = order[b]
+                    b += 1
+                else:
+                    spare[out] = order[a]
+                    a += 1
+                out += 1
+            while a < mid:
+                spare[out] = order[a]
+                a += 1
+                out += 1
+            while b < hi:
+                spare[out] = order[b]
+                b += 1
+                out += 1
+        order, spare = spare, order
+        width *= 2
+    return order
+
+
+@njit(inline="always", **JIT)
 def divide_segment(X, order, lo, hi, iters, adaptive):
     """Split the words ``order[lo:hi]`` in two by a mixture fitted to their rows of
     ``X`` (:func:`gmm_log_odds`), reordering them in place: the left side first,
@@ -238,45 +315,41 @@ def divide_segment(X, order, lo, hi, iters, adaptive):
                     order[b] = seg[i]
                     b += 1
             return lo + k
-    rank = np.argsort(-odds, kind="mergesort")  # (stable)
+    rank = falling_order(odds)  # (stable)
     for i in range(n):
         order[lo + i] = seg[rank[i]]
     return lo + (n + 1) // 2
 
 
 @njit(**JIT)
-def _split_node(X, order, lo, hi, node, children, iters, adaptive, todo, top):
-    """Divide the words ``order[lo:hi]`` of inner node ``node`` (:func:`divide_segment`),
-    set its two children, and push each side of two words or more onto ``todo``
-    (rows of lo, hi, node) from row ``top``: its inner node is numbered in preorder
-    (the left side's right after ``node``, the right side's after the left's
-    subtree). Returns the new top."""
+def _split_segments(X, order, stack, top, children, iters, adaptive, whole):
+    """Divide the words of the segments on ``stack`` (rows of lo, hi and inner node,
+    ``top`` of them), the last first (:func:`divide_segment`): set each one's two
+    children and push each side of two words or more, its inner node numbered in
+    preorder (the left side's right after the node, the right side's after the
+    left's subtree). With ``whole``, until the stack is empty (the subtrees over
+    all of them); else only the last one. Returns the new top.
+
+    The one kernel that the tree's build compiles: the steps it calls are inlined
+    into it, so LLVM optimises their code once (a chain of separately compiled
+    functions re-optimises every callee's code at each level above it)."""
     n_words = len(order)
-    mid = divide_segment(X, order, lo, hi, iters, adaptive)
-    for side in range(2):
-        s0, s1 = (lo, mid) if side == 0 else (mid, hi)
-        child = node + 1 if side == 0 else node + (mid - lo)
-        if s1 - s0 == 1:
-            children[node, side] = order[s0]
-        else:
-            children[node, side] = n_words + child
-            todo[top, 0], todo[top, 1], todo[top, 2] = s0, s1, child
-            top += 1
-    return top
-
-
-@njit(**JIT)
-def _build_segment(X, order, lo, hi, inner, children, iters, adaptive):
-    """The subtree over the words ``order[lo:hi]`` into ``children``, its root the
-    inner node ``inner`` and the others numbered after it in preorder, so that
-    disjoint segments build apart."""
-    stack = np.empty((max(hi - lo, 1), 3), dtype=np.int64)
-    stack[0, 0], stack[0, 1], stack[0, 2] = lo, hi, inner
-    top = 1
     while top > 0:
         top -= 1
-        top = _split_node(X, order, stack[top, 0], stack[top, 1], stack[top, 2], children, iters,
-                          adaptive, stack, top)
+        lo, hi, node = stack[top, 0], stack[top, 1], stack[top, 2]
+        mid = divide_segment(X, order, lo, hi, iters, adaptive)
+        for side in range(2):
+            s0, s1 = (lo, mid) if side == 0 else (mid, hi)
+            child = node + 1 if side == 0 else node + (mid - lo)
+            if s1 - s0 == 1:
+                children[node, side] = order[s0]
+            else:
+                children[node, side] = n_words + child
+                stack[top, 0], stack[top, 1], stack[top, 2] = s0, s1, child
+                top += 1
+        if not whole:
+            break
+    return top
 
 
 def split_tree(X: np.ndarray, adaptive: bool, iters: int = 10, threads: int | None = None
@@ -297,12 +370,14 @@ def split_tree(X: np.ndarray, adaptive: bool, iters: int = 10, threads: int | No
         segments.sort(key=lambda seg: seg[1] - seg[0])
         if segments[-1][1] - segments[-1][0] < 64:
             break
-        lo, hi, node = segments.pop()
-        k = _split_node(X, order, lo, hi, node, children, iters, adaptive, pushed, 0)
+        pushed[0] = segments.pop()
+        k = _split_segments(X, order, pushed, 1, children, iters, adaptive, False)
         segments.extend(tuple(int(x) for x in pushed[j]) for j in range(k))
 
     def build(seg: tuple[int, int, int]) -> None:
-        _build_segment(X, order, seg[0], seg[1], seg[2], children, iters, adaptive)
+        stack = np.empty((max(seg[1] - seg[0], 1), 3), dtype=np.int64)
+        stack[0] = seg
+        _split_segments(X, order, stack, 1, children, iters, adaptive, True)
 
     segments.sort(key=lambda seg: seg[0] - seg[1])  # the largest first
     for _ in ordered_map(lambda: build, segments, threads):
