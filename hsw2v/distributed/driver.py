@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import time
 import uuid
 from collections.abc import Sequence
@@ -206,6 +207,10 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
                          f"costs about 20 ms of combining, whatever its length), got {round_words}")
     local_threads = max(1, available_cores() // workers) if workers and not scheduler else None
     threads = settings.pop("threads", None) or local_threads
+    if progress and client is None:  # (the cluster's start takes seconds: say so)
+        sys.stderr.write(f"hsw2v: connecting to the Dask scheduler at {scheduler}\n" if scheduler
+                         else f"hsw2v: starting a Dask LocalCluster of {workers} worker "
+                         f"process{'es' * (workers != 1)} on 127.0.0.1\n")
     with connect(client, scheduler, None if client is not None else workers) as c:
         try:
             c.wait_for_workers(1, timeout=CONNECT_SECONDS)
@@ -228,6 +233,17 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
         if not state:
             tree_builders[s.tree].ready(s)
         pending: list = []
+        if progress and not state:
+            n = len(c.scheduler_info()["workers"])
+            first = ""
+            if workers and not scheduler and client is None:  # (they share this machine's cache)
+                from ..runs.kernel_setup import first_kernel
+
+                if first_kernel(s, compile=False) is None:
+                    first = ("; they compile the kernels first (numba; cached on disk, so this "
+                             "is once)")
+            sys.stderr.write(f"hsw2v: counting the corpus on {n} Dask worker{'s' * (n != 1)}, "
+                             f"then training in rounds{first}\n")
         try:
             return _train(c, list(corpus), s, round_words, count_memory, progress, pending, saver,
                           state)

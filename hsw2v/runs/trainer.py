@@ -3,6 +3,7 @@ weights, then train them in threads (:mod:`hsw2v.runs.epochs`)."""
 from __future__ import annotations
 
 import tempfile
+import sys
 import time
 import warnings
 from contextlib import ExitStack
@@ -303,6 +304,9 @@ def _make_tree(path: Source, vocab: Vocab, s: TrainSettings, tree_from: Model | 
                                                         position, spool, type_ids, stage="tree pass")
             first_pass.seconds = {"train": seconds}
             check_converging(first_pass)
+            if progress:  # (a pass over the text and the splits: a second or more)
+                sys.stderr.write(f"hsw2v: learning the {kind} tree from the first pass's "
+                                 "context vectors\n")
             tree = build_tree(kind, TreeInputs(vocab.words, vocab.counts, s, first_pass, path))
         return tree, first_pass
     return build_tree(kind, TreeInputs(vocab.words, vocab.counts, s, tree_from, path)), None
