@@ -210,3 +210,23 @@ def test_tab_separated_output_lines_up_as_in_a_terminal(site):
     css = "".join(p.read_text() for p in (site / "stylesheets").glob("*.css"))
     assert re.search(r"\.md-typeset pre[^{]*\{[^}]*tab-size:\s*8", css)
     assert "stylesheets/extra.css" in (site / "index.html").read_text()
+
+
+def test_the_commands_guide_lists_every_train_option():
+    """The commands guide's table of ``hsw2v train`` options names every option the
+    command takes, and every model kind and tree kind the registries hold."""
+    from hsw2v.cli import cli
+    from hsw2v.training.kinds import model_kinds
+    from hsw2v.trees.registry import tree_builders
+
+    text = (REPO / "docs" / "guides" / "commands.md").read_text()
+    table = text[text.index("`hsw2v train` options"):text.index("## Evaluation sets")]
+    firsts = [re.split(r"(?<!\\)\|", row)[1] for row in table.splitlines() if row.startswith("| `")]
+    listed = set(re.findall(r"--[a-z][a-z-]*", " ".join(firsts)))
+    options = {o for p in cli.commands["train"].params for o in p.opts + p.secondary_opts
+               if o.startswith("--") and o != "--help"}
+    assert options - listed == set()
+    arch = next(f for f in firsts if f.strip().startswith("`--arch "))
+    tree = next(f for f in firsts if f.strip().startswith("`--tree "))
+    assert set(re.search(r"--arch ([\w\\|]+)", arch)[1].split("\\|")) == set(model_kinds)
+    assert set(re.search(r"--tree ([\w\\|]+)", tree)[1].split("\\|")) == set(tree_builders)
