@@ -234,16 +234,7 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
             tree_builders[s.tree].ready(s)
         pending: list = []
         if progress and not state:
-            n = len(c.scheduler_info()["workers"])
-            first = ""
-            if workers and not scheduler and client is None:  # (they share this machine's cache)
-                from ..runs.kernel_setup import first_kernel
-
-                if first_kernel(s, compile=False) is None:
-                    first = ("; they compile the kernels first (numba; cached on disk, so this "
-                             "is once)")
-            sys.stderr.write(f"hsw2v: counting the corpus on {n} Dask worker{'s' * (n != 1)}, "
-                             f"then training in rounds{first}\n")
+            _say_counting(c, s, local=bool(workers and not scheduler and client is None))
         try:
             return _train(c, list(corpus), s, round_words, count_memory, progress, pending, saver,
                           state)
@@ -256,6 +247,21 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
             if type(e).__module__.split(".")[0] not in ("distributed", "dask", "asyncio"):
                 raise
             raise HSW2VError(f"the Dask cluster failed: {' '.join(str(e).split())}") from None
+
+
+def _say_counting(c: Any, s: TrainSettings, local: bool) -> None:
+    """Say what the cluster does before the training bar shows: it counts, and on a
+    first run of a ``local`` cluster (whose workers share this machine's numba
+    cache), it compiles the kernels."""
+    n = len(c.scheduler_info()["workers"])
+    first = ""
+    if local:
+        from ..runs.kernel_setup import first_kernel
+
+        if first_kernel(s, compile=False) is None:
+            first = "; they compile the kernels first (numba; cached on disk, so this is once)"
+    sys.stderr.write(f"hsw2v: counting the corpus on {n} Dask worker{'s' * (n != 1)}, "
+                     f"then training in rounds{first}\n")
 
 
 WORKER_WAIT_SECONDS = 60.0
