@@ -315,7 +315,7 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None,
     from .api import train_with
     from .counting.vocab import Vocab
     from .model.reading import load_model
-    from .model.vectors_cache import write_cache
+    from .model.vectors_cache import cache_limit, write_cache
     from .system.files import check_distinct, check_writable, replace_together
     from .text.reader import corpus_files, describe
     from .trees.registry import tree_for
@@ -332,6 +332,8 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None,
     _check_starts(tree_from, read_vocab, init_model, resume, grow)
     if not (resume or init_model):  # (those keep the saved model's kind: checked with it)
         TrainSettings.given(settings).resolved()  # fail on bad options before reading anything
+    if cache:
+        cache_limit()  # (and on a bad HSW2V_CACHE_SIZE)
     if resume or init_model:  # only the settings given here change the saved ones
         settings = {k: v for k, v in settings.items()
                     if ctx.get_parameter_source(k) is click.core.ParameterSource.COMMANDLINE
@@ -458,9 +460,11 @@ def similar(words: tuple[str, ...], vectors_path: str | None, topn: int, negativ
     most_similar does: similar king woman --negative man.
     """
     from .model.reading import read_vectors
+    from .model.vectors_cache import cache_limit
 
     if topn <= 0:
         raise HSW2VError(f"-n must be positive, got {topn}")
+    cache_limit()  # (a bad HSW2V_CACHE_SIZE is one line, not a cache silently off)
     vectors = read_vectors(vectors_path or default_vectors(), make_cache=True)
     result = vectors.most_similar(list(words), list(negative), topn)
     _emit([{"word": w, "similarity": s} for w, s in result], as_json,

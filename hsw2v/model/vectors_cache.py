@@ -12,8 +12,9 @@ rewritten). Its layout: one line of JSON (``{"format": "hsw2v-vectors-cache",
 then the words' UTF-8 bytes joined by newlines, then the float32 matrix,
 little-endian, row by row.
 
-The directory holds at most ``HSW2V_CACHE_SIZE`` bytes (default 1G; ``0`` turns the
-cache off): after each write, the entries used longest ago go first. Writing and
+Its entries hold at most ``HSW2V_CACHE_SIZE`` bytes (default 1G; ``0`` turns the
+cache off): after each write, the entries used longest ago go first. Only files
+named as entries are counted or removed, whatever else the directory holds. Writing and
 reading are best effort: a cache that cannot be used is simply not there.
 """
 from __future__ import annotations
@@ -21,6 +22,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -43,13 +46,17 @@ def cache_dir() -> Path:
 
 
 def cache_limit() -> int:
-    """The most bytes the cache may hold (``HSW2V_CACHE_SIZE``); 0: no cache."""
+    """The most bytes the cache may hold (``HSW2V_CACHE_SIZE``: bytes, or K, M, G or T
+    as ``--count-memory`` takes them; 0: no cache). A value that is no size is an
+    HSW2VError (the commands that use the cache check it first)."""
     from ..system.memory import parse_size
 
+    text = os.environ.get("HSW2V_CACHE_SIZE") or DEFAULT_SIZE
     try:
-        return parse_size(os.environ.get("HSW2V_CACHE_SIZE") or DEFAULT_SIZE, "HSW2V_CACHE_SIZE")
+        return parse_size(text, "HSW2V_CACHE_SIZE", least=0)
     except HSW2VError:
-        return 0
+        raise HSW2VError(f"HSW2V_CACHE_SIZE must be a size in bytes, such as 512K, 200M or 1G "
+                         f"(0 turns the cache off); got {text!r}") from None
 
 
 def entry_of(path: str) -> Path:
@@ -61,8 +68,8 @@ def entry_of(path: str) -> Path:
 
 def write_cache(path: str, words: Sequence[str], matrix: np.ndarray) -> None:
     """Keep a copy of ``path``'s ``words`` and ``matrix`` in the cache."""
-    limit = cache_limit()
     try:
+        limit = cache_limit()
         st = os.stat(path)
         blob = "\n".join(words).encode("utf-8")  # words never contain whitespace
         header = json.dumps({"format": FORMAT, "path": os.path.realpath(path),
@@ -84,7 +91,10 @@ def write_cache(path: str, words: Sequence[str], matrix: np.ndarray) -> None:
 
 def read_cache(path: str) -> tuple[list[str], np.ndarray] | None:
     """Words and matrix of ``path`` from a valid cache entry, else None."""
-    if cache_limit() == 0:
+    try:
+        if cache_limit() == 0:
+            return None
+    except HSW2VError:
         return None
     entry = entry_of(path)
     try:
@@ -110,15 +120,24 @@ def read_cache(path: str) -> tuple[list[str], np.ndarray] | None:
         return None
 
 
+ENTRY_NAME = re.compile(r"^[0-9a-f]{40}\.vectors$")
+"""The name of an entry (:func:`entry_of`): the only files the cache counts and prunes,
+so that no other file in its directory is ever removed (``HSW2V_CACHE_DIR`` may be
+a folder of the user's own)."""
+
+
 def _prune(directory: Path, limit: int, keep: Path) -> None:
-    """Remove the entries used longest ago until the directory holds at most ``limit`` bytes."""
+    """Remove the entries used longest ago until they hold at most ``limit`` bytes."""
     entries = []
-    for p in directory.glob("*.vectors"):
+    for p in directory.iterdir():
+        if not ENTRY_NAME.match(p.name):
+            continue
         try:
-            st = p.stat()
+            st = p.lstat()
         except OSError:
             continue
-        entries.append((st.st_mtime_ns, st.st_size, p))
+        if stat.S_ISREG(st.st_mode):
+            entries.append((st.st_mtime_ns, st.st_size, p))
     total = sum(size for _, size, _ in entries)
     for _, size, p in sorted(entries, key=lambda e: e[0]):
         if total <= limit:

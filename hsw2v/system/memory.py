@@ -15,19 +15,21 @@ import sys
 
 from ..errors import HSW2VError, param
 
-def parse_size(text: str | None, option: str) -> int | None:
-    """'200M', '1.5G', '4096' as bytes (binary units); None stays None."""
+def parse_size(text: str | None, option: str, least: int = 1 << 20) -> int | None:
+    """'200M', '1.5G', '2GiB', '4096' as bytes (binary units); None stays None. Below
+    ``least`` (1M unless given), or not a size: HSW2VError naming ``option``."""
     if text is None:
         return None
     units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-    body = text.strip().upper().removesuffix("B")
+    body = text.strip().upper().removesuffix("B").removesuffix("I")
     unit = body[-1:] if body[-1:] in units else ""
     try:
         value = float(body[:len(body) - len(unit)]) * units[unit]
     except ValueError:
         value = -1.0
-    if not 1 << 20 <= value < 1 << 60:
-        raise HSW2VError(f"{param(option)} must be a size of at least 1M, such as 200M or 4G; got {text!r}")
+    if not least <= value < 1 << 60:
+        floor = f"at least {least >> 20}M, " if least >= 1 << 20 else ""
+        raise HSW2VError(f"{param(option)} must be a size, {floor}such as 200M or 4G; got {text!r}")
     return int(value)
 
 
