@@ -10,16 +10,27 @@ process ids mean nothing here (another namespace's live writer looked dead).
 A temporary is created as ``….new``, locked, then renamed to ``….tmp``, so no
 ``.tmp`` is ever seen unlocked while its writer lives; a ``.new`` left by a crash in
 between is removed once it is an hour old. Where the file system has no locks, the
-old rule stands: the process id must be dead here.
+old rule stands: the process id must be dead here. A lock found busy for an
+instant (another run's scan trying it) is waited for, never taken for "no locks".
+
+Outputs replaced together (the vectors and the model) are renamed in turn after a
+journal in each of their directories names them all (``.hsw2v-<pid>-….journal``).
+A run killed between two renames leaves the journal, the temporaries not yet
+renamed and the backups (``….tmp.old``, hard links to the old files): the next
+write to one of those directories finishes the renames, all the temporaries being
+whole, removes the journals and backups, and warns naming the files.
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import json
 import os
 import re
 import stat
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO
@@ -126,6 +137,8 @@ def umask() -> int:
 
 _HELD: dict[str, int] = {}
 """This process's temporaries, each with the descriptor whose lock marks it in use."""
+_OURS: set[str] = set()
+"""This process's journals of replacements under way (see :func:`_journals`)."""
 NEW_AFTER_SECONDS = 3600.0
 """A ``.new`` temporary (created, not yet locked) older than this was left by a crash."""
 
@@ -137,11 +150,9 @@ def new_temporary(directory: str, tag: str = "") -> str:
     remove_stale_temporaries(directory)
     fd, new = tempfile.mkstemp(dir=directory, prefix=f".hsw2v-{os.getpid()}-{tag}", suffix=".new")
     os.close(fd)
+    new = os.path.abspath(new)  # (one form: the scans compare absolute paths)
     lock = os.open(new, os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        pass  # a file system without locks: the process id rule protects it
+    _lock(lock)
     tmp = new[:-len(".new")] + ".tmp"
     try:
         os.rename(new, tmp)
@@ -153,6 +164,22 @@ def new_temporary(directory: str, tag: str = "") -> str:
     return tmp
 
 
+def _lock(fd: int) -> None:
+    """Lock ``fd`` for this process. Busy is not unsupported: another run's scan
+    holds the lock for an instant while it looks at the file (and lets a new one
+    be), so a busy lock is waited for; a file system without locks leaves it
+    unlocked, and the process id rule protects the file."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            pass
+    except OSError:
+        pass
+
+
 def discard(tmp: str) -> None:
     """Remove the temporary ``tmp`` if it is still there (not renamed into place),
     and let go of its lock."""
@@ -160,22 +187,23 @@ def discard(tmp: str) -> None:
         if os.path.lexists(tmp):
             os.unlink(tmp)
     finally:
-        lock = _HELD.pop(tmp, None)
+        lock = _HELD.pop(os.path.abspath(tmp), None)
         if lock is not None:
             os.close(lock)
 
 
 def remove_stale_temporaries(directory: str, prefix: str = ".hsw2v-") -> None:
     """Delete the temporaries in ``directory`` that nobody is writing (see the module)."""
-    pattern = re.compile(r"^" + re.escape(prefix) + r"(\d+)-[^/]*\.(tmp|new)$")
+    pattern = re.compile(r"^" + re.escape(prefix) + r"(\d+)-[^/]*\.(tmp|new|tmp\.old)$")
+    finish_replacements(directory, prefix)
     try:
         names = os.listdir(directory)
     except OSError:
         return
     for name in names:
         m = pattern.match(name)
-        path = os.path.join(directory, name)
-        if not m or path in _HELD:
+        path = os.path.abspath(os.path.join(directory, name))
+        if not m or path in _HELD or path in _OURS:
             continue
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -193,6 +221,8 @@ def remove_stale_temporaries(directory: str, prefix: str = ".hsw2v-") -> None:
                     continue
             if m.group(2) == "new" and time.time() - os.fstat(fd).st_mtime < NEW_AFTER_SECONDS:
                 continue  # being created (locked just after)
+            if m.group(2) == "tmp.old" and _alive(int(m.group(1))):
+                continue  # a backup of a replacement under way (a link to the old file)
             try:
                 os.unlink(path)
             except OSError:
@@ -240,10 +270,98 @@ def replace_together(outputs: dict[str, Callable[[IO[bytes]], None]]) -> None:
             discard(tmp)
 
 
+def _journals(done: dict[str, str]) -> list[tuple[str, int]]:
+    """Before renaming several temporaries into place: a journal in each of their
+    directories (``.hsw2v-<pid>-….journal``, JSON: each final path and its
+    temporary, absolute), written whole and locked, so that a run killed between
+    two renames leaves what a later one needs to finish the job
+    (:func:`finish_replacements`). Returns each journal's path and lock."""
+    pairs = [[os.path.abspath(path), os.path.abspath(tmp)] for path, tmp in done.items()]
+    record = json.dumps({"format": "hsw2v-replace", "pairs": pairs}).encode()
+    made = []
+    try:
+        for directory in dict.fromkeys(os.path.dirname(path) for path, _ in pairs):
+            fd, name = tempfile.mkstemp(dir=directory, prefix=f".hsw2v-{os.getpid()}-",
+                                        suffix=".journal")
+            made.append((name, fd))
+            _lock(fd)
+            os.write(fd, record)
+            _OURS.add(name)
+    except OSError:
+        _close_journals(made)
+        return []  # (renamed as before: a kill between the renames is not recovered)
+    return made
+
+
+def _close_journals(journals: list[tuple[str, int]]) -> None:
+    for name, fd in journals:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        os.close(fd)
+        _OURS.discard(name)
+
+
+def finish_replacements(directory: str, prefix: str = ".hsw2v-") -> None:
+    """Finish the replacements that a run killed between two renames left in
+    ``directory`` (its journals, see :func:`_journals`): every temporary still there
+    is renamed over its path, the journals and backups go, and a warning names
+    the files. The temporaries were written whole before the journal, so going
+    forward gives the run's outputs together."""
+    pattern = re.compile(r"^" + re.escape(prefix) + r"(\d+)-[^/]*\.journal$")
+    try:
+        names = [n for n in os.listdir(directory) if pattern.match(n)]
+    except OSError:
+        return
+    for name in names:
+        journal = os.path.abspath(os.path.join(directory, name))
+        if journal in _OURS:
+            continue
+        pid = int(pattern.match(name).group(1))
+        try:
+            fd = os.open(journal, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # its run is renaming now
+            except OSError:
+                if _alive(pid):
+                    continue
+            try:
+                record = json.loads(os.read(fd, 1 << 20))
+                pairs = [(str(a), str(b)) for a, b in record["pairs"]]
+            except (ValueError, KeyError, TypeError, OSError):
+                pairs = []  # (killed while writing it: nothing was renamed yet)
+            finished = []
+            for path, tmp in pairs:
+                if os.path.lexists(tmp):
+                    with contextlib.suppress(OSError):
+                        os.replace(tmp, path)
+                        finished.append(path)
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp + ".old")
+            for other in {os.path.dirname(path) for path, _ in pairs} | {directory}:
+                with contextlib.suppress(OSError):
+                    for left in os.listdir(other):
+                        if left.startswith(f"{prefix}{pid}-") and left.endswith(".journal"):
+                            os.unlink(os.path.join(other, left))
+            if finished:
+                warnings.warn(f"finished replacing {' and '.join(p for p, _ in pairs)}, which "
+                              f"process {pid} was killed while replacing (now all new)",
+                              RuntimeWarning, stacklevel=2)
+        finally:
+            os.close(fd)
+
+
 def _rename_all(done: dict[str, str]) -> None:
     """Rename each temporary over its path; if one cannot be (an immutable file, a
     vanished directory), put back those already renamed, from hard links made
-    first where the file system allows, and fail naming the path."""
+    first where the file system allows, and fail naming the path. With several,
+    a journal first (:func:`_journals`): a kill between two renames is finished
+    by the next run that writes in one of their directories."""
+    journals = _journals(done) if len(done) > 1 else []
     replaced: list[tuple[str, str | None, bool]] = []
     try:
         for path, tmp in done.items():
@@ -272,6 +390,7 @@ def _rename_all(done: dict[str, str]) -> None:
         for _, backup, _ in replaced:
             if backup is not None and os.path.lexists(backup):
                 os.unlink(backup)
+        _close_journals(journals)
 
 
 @contextmanager
