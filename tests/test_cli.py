@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+import hsw2v
 from hsw2v.cli import cli
 from hsw2v.model.reading import read_vectors
 from hsw2v.model.word2vec_format import write_vectors
@@ -553,6 +554,11 @@ def test_a_kinds_setting_is_refused_with_another_kind_as_its_flag_is_spelt(tmp_p
     r = run_hsw2v(tmp_path, "train", small_corpus, *fast, "--init-model", "lm.npz",
                   "--position-weights", "diagonal", "-o", "y.txt")
     assert r.returncode == 0, r.stderr
+    r = run_hsw2v(tmp_path, "train", small_corpus, *fast, "--arch", "lbl", "--no-node-bias",
+                  "-o", "z.txt")  # (round five, item 20: the flag as typed)
+    assert one_line_error(r) == "hsw2v: error: --arch lbl always trains node biases; drop --no-node-bias"
+    with pytest.raises(hsw2v.HSW2VError, match=r"drop node_bias=False$"):
+        hsw2v.train(small_corpus, arch="lbl", node_bias=False, progress=False)
 
 
 def test_json_output_is_strict_json_and_score_does_not_overflow(tmp_path, small_corpus):

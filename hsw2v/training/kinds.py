@@ -200,7 +200,8 @@ def half_the_memory() -> int:
 
 def _lbl_check(s: Any) -> str | None:
     if not s.node_bias:
-        return f"{param('arch', 'lbl')} always trains node biases; drop {param('node_bias', False)}"
+        return (f"{param('arch', 'lbl')} always trains node biases; drop "
+                f"{param('node_bias', False, '--no-node-bias')}")  # (as the flag is typed)
     size, most = s.window * s.dim * s.dim * 4, half_the_memory()
     if s.position_weights == POSITION_WEIGHTS[1] and size > most:
         return (f"{param('position_weights', 'full')} at {param('dim')} {s.dim} and "
