@@ -610,8 +610,6 @@ def score(corpus: str, model_path: str | None, window: int | None, threads: int 
     from .evaluation.scoring import score as run
     from .model.reading import load_model
 
-    if threads is not None and threads < 1:
-        raise HSW2VError(f"--threads must be at least 1, got {threads}")
     model = load_model(model_path or default_model())
     if per_line and not model.vocab.markers:
         raise HSW2VError("--per-line needs a language model whose lines end with </s> "

@@ -175,11 +175,10 @@ class TrainSettings:
             (s.alpha > 0 and math.isfinite(s.alpha), f"{param('alpha')} must be positive, got {s.alpha}"),
             (0 <= s.min_alpha <= s.alpha, f"{param('min_alpha')} must lie between 0 and {param('alpha')}"),
         ]
-        most_threads = max(4 * available_cores(), 16)
         for name, value, low, high in [
             ("dim", s.dim, 1, MAX_DIM), ("window", s.window, 1, MAX_WINDOW),
             ("min_count", s.min_count, 1, 2**62), ("max_vocab", s.max_vocab, 2, 2**31 - 1),
-            ("epochs", s.epochs, 1, MAX_EPOCHS), ("threads", s.threads, 1, most_threads),
+            ("epochs", s.epochs, 1, MAX_EPOCHS), ("threads", s.threads, 1, most_threads()),
             ("tree_epochs", s.tree_epochs, 1, MAX_EPOCHS),
             ("huffman_levels", s.huffman_levels, 0, 2**31 - 1), ("max_codes", s.max_codes, 1, 64),
         ]:
@@ -345,6 +344,12 @@ def _typed(name: str, value, expected: type):
     if not ok:
         raise HSW2VError(f"model settings: {name} must be {expected.__name__}, got {value!r}")
     return expected(value)
+
+
+def most_threads() -> int:
+    """The most threads a run may ask for: four a core (at least 16). One rule for
+    training and scoring: threads are made up front, each with scratch of its own."""
+    return max(4 * available_cores(), 16)
 
 
 def available_cores() -> int:

@@ -14,10 +14,10 @@ from ..counting.corpus import WordTable
 from ..errors import HSW2VError, param
 from ..softmax.several_codes import word_log_prob
 from ..jit.helpers import KERNEL
-from ..settings import MAX_WINDOW
+from ..settings import MAX_WINDOW, available_cores, most_threads
 from ..system.parallel import ordered_map
 from ..system.parallel import read_ahead
-from ..text.reader import as_source, corpus_files, iter_blocks
+from ..text.reader import as_source, corpus_files, describe, iter_blocks
 from ..training.kinds import model_kind
 from ..training.kind_dispatch import context_rows
 from ..training.walk import make_walk
@@ -179,6 +179,7 @@ def score(model, corpus: str | os.PathLike, window: int | None = None, threads: 
         and ``lines``. Otherwise ``words`` (the tokens in the vocabulary) and
         ``dropped`` (the tokens outside it).
     """
+    model, window, threads = _checked(model, corpus, window, threads)
     corpus = as_source(corpus)
     if isinstance(corpus, str):  # (what train reads, and refuses, score does too)
         corpus = corpus_files([corpus])
@@ -192,7 +193,7 @@ def score(model, corpus: str | os.PathLike, window: int | None = None, threads: 
     if lines is not None and not marked:
         raise HSW2VError(f"{param('lines')} needs a language model whose lines end with </s> "
                          f"(--arch lbl, trained by this version)")
-    threads = threads or os.cpu_count() or 1
+    threads = threads or available_cores()
     unknown, end = model.vocab.unknown_id, model.vocab.end_id
     loss, examples, ids_seen, tokens, oov, oov_nats, n_lines = 0.0, 0, 0, 0, 0, 0.0, 0
     pending = [0.0, 0, 0]
@@ -211,7 +212,10 @@ def score(model, corpus: str | os.PathLike, window: int | None = None, threads: 
         else:
             tokens += len(block.split())
     if examples == 0:
-        raise HSW2VError(f"{corpus}: no word of the vocabulary has a context to score")
+        named = describe(corpus)
+        if not (tokens or ids_seen):
+            raise HSW2VError(f"{named}: the text is empty (no words to score)")
+        raise HSW2VError(f"{named}: no word of the vocabulary has a context to score")
     mean = loss / examples
     result = {"loss": mean, "perplexity": _exp(mean), "examples": examples, "window": window,
               "arch": model.arch}
@@ -221,6 +225,30 @@ def score(model, corpus: str | os.PathLike, window: int | None = None, threads: 
     return {**result, "tokens": examples, "oov": oov, "log10_prob": -loss / LN10,
             "perplexity_without_oov": _exp((loss - oov_nats) / kept) if kept else math.nan,
             "lines": n_lines}
+
+
+def _checked(model: Any, corpus: Any, window: Any, threads: Any) -> tuple[Any, Any, Any]:
+    """:func:`score`'s arguments checked, each wrong one an HSW2VError naming it; a
+    model given as its file's path is loaded."""
+    from ..model.model import Model
+    from ..model.reading import load_model
+
+    if isinstance(model, (str, os.PathLike)):
+        model = load_model(os.fspath(model))
+    elif not isinstance(model, Model):
+        raise HSW2VError(f"{param('model')} must be a Model or the path of a model file, "
+                         f"got {type(model).__name__}")
+    if not isinstance(corpus, (str, os.PathLike)):
+        raise HSW2VError(f"{param('corpus')} must be a path (a file, or '-' for stdin), "
+                         f"got {type(corpus).__name__}")
+    for name, value, high in (("window", window, MAX_WINDOW), ("threads", threads, most_threads())):
+        if value is None:
+            continue
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise HSW2VError(f"{param(name)} must be a whole number, got {value!r}")
+        if not 1 <= value <= high:
+            raise HSW2VError(f"{param(name)} must lie in 1..{high}, got {value}")
+    return model, None if window is None else int(window), None if threads is None else int(threads)
 
 
 def _exp(mean: float) -> float:

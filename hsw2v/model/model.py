@@ -42,7 +42,7 @@ from ..system.files import atomic_write
 from ..system.memory import release_free_memory
 from ..training.kinds import model_kind
 from ..trees.tree import Tree
-from .vectors import Vectors, unknown_word_message
+from .vectors import Vectors, positive_count, unknown_word_message, word_list
 from .word2vec_format import write_vectors, write_vectors_to
 
 MODEL_FORMAT = "hsw2v-model"
@@ -170,8 +170,7 @@ class Model:
         Unknown words are skipped with a warning; if none is known, HSW2VError. A
         language model's vocabulary with ``<unk>`` takes them as ``<unk>``.
         """
-        if isinstance(context, str):
-            context = [context]
+        context = word_list(context, "context")
         if self.vocab.markers:
             context = [w if w in self.vocab.index else UNKNOWN for w in context]
         known = [self.vocab.index[w] for w in context if w in self.vocab.index]
@@ -208,8 +207,7 @@ class Model:
             (word, probability); for skip-gram the value is Π_c P(word | c) over
             the context words.
         """
-        if topn <= 0:
-            raise HSW2VError(f"topn must be positive, got {topn}")
+        topn = positive_count(topn, "topn")
         H = self.context_matrix(context)
         from ..softmax.several_codes import best_first_codes, search_buffers
         from ..softmax.one_code import best_first
@@ -237,8 +235,7 @@ class Model:
         if isinstance(contexts, (str, bytes)):
             raise HSW2VError(f"contexts is a sequence of contexts, each a list of words; got the "
                              f"string {contexts!r} (for one context, use predict)")
-        if topn <= 0:
-            raise HSW2VError(f"topn must be positive, got {topn}")
+        topn = positive_count(topn, "topn")
         mats = [self.context_matrix(c) for c in contexts]
         if not mats:
             return []
@@ -281,8 +278,11 @@ class Model:
         from ..softmax.several_codes import word_log_prob
 
         if context is None:
-            return self._sentence_log_prob(words.split() if isinstance(words, str) else list(words))
+            return self._sentence_log_prob(words.split() if isinstance(words, str)
+                                           else word_list(words, "words"))
         word = words
+        if not isinstance(word, str):
+            raise HSW2VError(f"{param('words')} must be a word (str) with a context, got {word!r}")
         if word not in self.vocab.index:
             raise HSW2VError(unknown_word_message(word, self.vocab.words))
         return float(word_log_prob(self.context_matrix(context), self.vocab.index[word],

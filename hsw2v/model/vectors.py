@@ -2,11 +2,37 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+import numbers
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
-from ..errors import HSW2VError, UnknownWordError
+from ..errors import HSW2VError, UnknownWordError, param
+
+
+def word_list(value: Any, name: str) -> list[str]:
+    """``value``, a word or an iterable of words, as a list of ``str``; anything else
+    (bytes, numbers, None among the words) is an HSW2VError naming ``name``."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (bytes, bytearray)) or not isinstance(value, Iterable):
+        raise HSW2VError(f"{param(name)} must be a word or a list of words (str), "
+                         f"got {type(value).__name__}")
+    words = list(value)
+    for w in words:
+        if not isinstance(w, str):
+            raise HSW2VError(f"{param(name)} must hold words (str), got {w!r}")
+    return words
+
+
+def positive_count(value: Any, name: str) -> int:
+    """``value`` as a positive ``int``, or an HSW2VError naming ``name``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise HSW2VError(f"{param(name)} must be a whole number, got {value!r}")
+    if value <= 0:
+        raise HSW2VError(f"{param(name)} must be positive, got {value}")
+    return int(value)
 
 
 class Vectors:
@@ -98,14 +124,13 @@ class Vectors:
         list[tuple[str, float]]
             (word, cosine), nearest first.
         """
-        if isinstance(positive, str):
-            positive = [positive]
-        if isinstance(negative, str):
-            negative = [negative]
+        positive = word_list(() if positive is None else positive, "positive")
+        negative = word_list(() if negative is None else negative, "negative")
         if not positive and not negative:
             raise HSW2VError("give at least one word")
-        if topn <= 0:
-            raise HSW2VError(f"topn must be positive, got {topn}")
+        topn = positive_count(topn, "topn")
+        if restrict is not None:
+            restrict = positive_count(restrict, "restrict")
         rows = [self.index_of(w) for w in positive] + [self.index_of(w) for w in negative]
         weights = [1.0] * len(positive) + [-1.0] * len(negative)
         unit = self.unit if restrict is None else self.unit[:restrict]

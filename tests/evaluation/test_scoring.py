@@ -237,3 +237,34 @@ def test_score_equals_the_reference_and_the_training_loss(any_model, tmp_path):
                               weights, m.tree.training_paths, config, state, m.dim)
     assert count == n and loss == pytest.approx(expect, rel=1e-4)
     assert np.array_equal(syn0, m.vectors) and np.array_equal(syn1, m.node_vectors)
+
+
+def test_score_caps_threads_and_names_the_file_in_its_errors(tmp_path):
+    """Hostile round five, items 15 and 17, in real processes: ``--threads 100000``
+    is one line at once (as ``train`` refuses it), never 100,000 workers; an empty
+    file is named as given and said to be empty, for an LBL model as for CBOW."""
+    import time
+
+    from tests.helpers import one_line_error, run_hsw2v
+
+    words = [f"w{i}" for i in range(12)]
+    (tmp_path / "c.txt").write_text("".join(" ".join(words[i:] + words[:i]) + "\n"
+                                            for i in range(12)) * 4)
+    fast = ("--dim", "8", "--epochs", "1", "--min-count", "1", "--threads", "1", "--quiet")
+    for arch in ("lbl", "cbow"):
+        extra = ("--tree", "huffman", "--window", "2") if arch == "lbl" else ()
+        assert run_hsw2v(tmp_path, "train", "c.txt", "--arch", arch, *extra, *fast,
+                         "--save-model", f"{arch}.npz", "-o", f"{arch}.txt").returncode == 0
+        (tmp_path / "empty.txt").write_text("")
+        error = one_line_error(run_hsw2v(tmp_path, "score", "empty.txt", "--model", f"{arch}.npz"))
+        assert error == "hsw2v: error: empty.txt: the text is empty (no words to score)"
+        (tmp_path / "strange.txt").write_text("zz yy\n")
+        if arch == "cbow":
+            error = one_line_error(run_hsw2v(tmp_path, "score", "strange.txt", "--model", "cbow.npz"))
+            assert error == ("hsw2v: error: strange.txt: no word of the vocabulary has a context "
+                             "to score")
+        began = time.perf_counter()
+        error = one_line_error(run_hsw2v(tmp_path, "score", "c.txt", "--model", f"{arch}.npz",
+                                         "--threads", "100000"))
+        assert error.startswith("hsw2v: error: --threads must lie in 1..")
+        assert time.perf_counter() - began < 30

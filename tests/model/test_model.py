@@ -242,3 +242,44 @@ def test_repr_is_a_summary_as_gensims():
     assert f"{model.vectors[0, 0]:.4f}"[:5] not in shown
     for part in (model.vocab, model.tree, model.keyed_vectors()):
         assert len(repr(part)) < 100 and "300" in repr(part)
+
+
+WRONG_TYPED = '''
+import sys, hsw2v
+from tests.helpers import make_model
+m = make_model(v=30, dim=6)
+lm_words = [f"w{i}" for i in range(10)]
+lm = hsw2v.train(sentences=[lm_words[i:] + lm_words[:i] for i in range(10)] * 3, arch="lbl",
+                 tree="huffman", dim=6, window=2, epochs=1, min_count=1, threads=1, progress=False)
+cases = [lambda: m.predict(3), lambda: m.predict(["w1"], topn="5"), lambda: m.predict(["w1"], topn=2.5),
+         lambda: m.most_similar(3), lambda: m.most_similar("w1", topn="x"),
+         lambda: m.most_similar(["w1"], negative=5), lambda: m.predict_many([[1]]),
+         lambda: lm.predict(b"w1"), lambda: lm.predict([1, 2]), lambda: lm.predict([None]),
+         lambda: lm.log_prob("w1", [b"w2"]), lambda: lm.log_prob(b"w1", ["w2"]),
+         lambda: lm.log_prob([1]), lambda: hsw2v.score(3, "x.txt"),
+         lambda: hsw2v.score(lm, "x.txt", threads=-2), lambda: hsw2v.score(lm, "x.txt", window="2")]
+for case in cases:
+    try:
+        case()
+        print("no error")
+    except hsw2v.HSW2VError as e:
+        print("HSW2VError", str(e).split(" ")[0])
+'''
+
+
+def test_wrong_typed_calls_raise_one_error_naming_the_parameter(tmp_path):
+    """Hostile round five, items 7 and 12: words that are not ``str`` (bytes, numbers,
+    None) and counts that are not whole numbers are refused, never taken as
+    ``<unk>`` or let through to a bare TypeError; the error names the parameter."""
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    (tmp_path / "x.txt").write_text("w1 w2 w3\n")
+    done = subprocess.run([sys.executable, "-c", WRONG_TYPED], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[:-1] == [f"HSW2VError {name}" for name in (
+        "context", "topn", "topn", "positive", "topn", "negative", "context", "context", "context",
+        "context", "context", "words", "words", "model", "threads", "window")]
