@@ -500,9 +500,10 @@ def example_corpus(output: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--plot", metavar="FILE", help="Also draw the top levels to FILE (.png, .svg, "
               ".pdf; pip install matplotlib), each node with its most frequent words.")
-@click.option("--levels", default=4, show_default=True, help="Levels drawn by --plot.")
-@click.option("--words", default=3, show_default=True, help="Words on each node drawn; new "
-              "words shown for each growth of a grown model.")
+@click.option("--levels", default=4, show_default=True, type=click.IntRange(min=1),
+              help="Levels drawn by --plot.")
+@click.option("--words", default=3, show_default=True, type=click.IntRange(min=0),
+              help="Words on each node drawn; new words shown for each growth of a grown model.")
 def tree_info(model_path: str | None, as_json: bool, plot: str | None, levels: int, words: int) -> None:
     """Print the shape of a model's tree: kind, depth, mean path lengths (all of a
     word's codes summed), codes per word, for a WordNet tree the share of words
@@ -531,9 +532,9 @@ def tree_info(model_path: str | None, as_json: bool, plot: str | None, levels: i
             f"({info['covered_word_share']:.1%}), {info['covered_token_share']:.1%} of tokens")]
           if "covered_word_share" in info else []),
         *(line for g in info.get("grown", []) for line in [
-            f"grown from {g['from_words']} words by {g['added']}; the most frequent new words "
-            "went beside:", *(f"  {p['word']} beside {p['beside']} (depth {p['depth']})"
-                              for p in g["placed"])])])
+            f"grown from {g['from_words']} words by {g['added']}" + (
+                "; the most frequent new words went beside:" if g["placed"] else ""),
+            *(f"  {p['word']} beside {p['beside']} (depth {p['depth']})" for p in g["placed"])])])
 
 
 def _growths(model, shown: int) -> list[dict]:

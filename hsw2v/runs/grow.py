@@ -34,6 +34,16 @@ def check_growable(model: Model) -> None:
         raise HSW2VError(f"{param('grow')}: {model.arch}'s matrices grow with the vocabulary")
 
 
+def growth_seed(seed: int, growths: int) -> int:
+    """The seed of the new words' starting vectors in a model's growth after
+    ``growths`` earlier ones: a function of both, so that the k-th new word of one
+    growth never starts where the k-th of another did."""
+    if growths == 0:
+        return seed  # (a first growth, as before)
+    state = np.random.SeedSequence([seed, growths]).generate_state(1, dtype=np.uint64)[0]
+    return int(state)
+
+
 def grown_model(model: Model, counts: WordCounts, min_count: int, max_vocab: int | None,
                 seed: int) -> Model:
     """``model`` with the words of the text counted in ``counts`` that reach
@@ -51,6 +61,10 @@ def grown_model(model: Model, counts: WordCounts, min_count: int, max_vocab: int
     new = [(-c, first[i], w) for i, (w, c) in enumerate(text.items())
            if c >= min_count and w not in vocab.index]
     room = len(new) if max_vocab is None else max(0, max_vocab - len(vocab))
+    if new and not room:
+        warnings.warn(f"grow: no word was added: the vocabulary's limit, max_vocab {max_vocab}, "
+                      f"leaves no room for the {len(new)} new words that reach min_count "
+                      f"{min_count} (give a larger max_vocab)", stacklevel=2)
     new = sorted(new)[:room]
     merged = vocab.counts + seen
     if vocab.markers:  # the new text's words outside the grown vocabulary are <unk>
@@ -67,7 +81,8 @@ def grown_model(model: Model, counts: WordCounts, min_count: int, max_vocab: int
     tree = grow_tree(model.tree, ids[:len(vocab)], ids[len(vocab):], grown_vocab.counts).tree
     vectors = np.empty((len(words), model.dim), dtype=np.float32)
     vectors[ids[:len(vocab)]] = model.vectors
-    vectors[ids[len(vocab):]] = initial_weights(len(new), 0, model.dim, seed)[0]
+    vectors[ids[len(vocab):]] = initial_weights(len(new), 0, model.dim,
+                                                growth_seed(seed, len(model.history)))[0]
     node_vectors = np.concatenate([model.node_vectors, np.zeros(
         (len(new), model.node_vectors.shape[1]), dtype=np.float32)])
     history = [*model.history, {"from_words": len(vocab), "words": [w for _, _, w in new]}]

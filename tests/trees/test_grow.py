@@ -226,3 +226,55 @@ def test_a_grown_run_resumes_from_its_checkpoint(tmp_path, halves):
     assert a.history == b.history and a.vocab.words == b.vocab.words
     assert np.array_equal(a.tree.children, b.tree.children)
     assert (tmp_path / "whole.txt").read_bytes() == (tmp_path / "resumed.txt").read_bytes()
+
+
+SECOND_GROWTH = '''
+import sys
+import numpy as np
+import hsw2v
+from hsw2v.counting.corpus import count_words
+from hsw2v.runs.grow import grown_model
+a, b, c = sys.argv[1:4]
+base = hsw2v.train(a, dim=8, epochs=1, threads=1, min_count=3, progress=False)
+once = grown_model(base, count_words(b), 3, None, seed=1)
+twice = grown_model(once, count_words(c), 3, None, seed=1)
+first, second = once.history[-1]["words"], twice.history[-1]["words"]
+pairs = list(zip(first, second))
+same = sum(bool(np.array_equal(once[x], twice[y])) for x, y in pairs)
+print(len(pairs), same, len(set(map(tuple, twice.vectors.tolist()))) == len(twice.vocab))
+'''
+
+
+def test_each_growth_draws_new_starting_vectors(tmp_path, halves):
+    """Hostile round five, item 4, in a real process: two growths with one seed; the
+    k-th new word of the second does not start where the k-th of the first did, and
+    no two words of the twice-grown model share a starting row."""
+    import subprocess
+    import sys
+
+    words = (halves / "b.txt").read_text().split()
+    (tmp_path / "b1.txt").write_text(" ".join(words[:50_000]) + "\n")
+    (tmp_path / "b2.txt").write_text(" ".join(words[50_000:]) + "\n")
+    done = subprocess.run([sys.executable, "-c", SECOND_GROWTH, str(halves / "a.txt"),
+                           str(tmp_path / "b1.txt"), str(tmp_path / "b2.txt")],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    pairs, same, distinct = done.stdout.split()
+    assert int(pairs) > 50 and same == "0" and distinct == "True"
+
+
+def test_a_growth_that_adds_no_word_says_why(tmp_path, halves):
+    """Hostile round five, item 18: a model whose own --max-vocab leaves no room
+    grows by nothing; the run says so in a warning, and ``tree`` lists no placements."""
+    a = run_hsw2v(tmp_path, "train", str(halves / "a.txt"), *RUN, "--max-vocab", "500",
+                  "-o", "a.txt", "--save-model", "a.npz")
+    assert a.returncode == 0, a.stderr
+    g = run_hsw2v(tmp_path, "train", str(halves / "b.txt"), "--init-model", "a.npz", "--grow",
+                  *RUN, "-o", "g.txt", "--save-model", "g.npz")
+    assert g.returncode == 0, g.stderr
+    warned = [ln for ln in g.stderr.splitlines() if ln.startswith("hsw2v: warning: grow: no word")]
+    assert len(warned) == 1 and "max_vocab 500, leaves no room" in warned[0], g.stderr
+    shown = run_hsw2v(tmp_path, "tree", "g.npz")
+    assert "grown from 500 words by 0\n" in shown.stdout and "went beside" not in shown.stdout
+    assert one_line_error(run_hsw2v(tmp_path, "tree", "g.npz", "--words", "-1")).startswith(
+        "hsw2v: error: Invalid value for '--words': -1")
