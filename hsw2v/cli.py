@@ -320,6 +320,10 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None,
     from .text.reader import corpus_files, describe
     from .trees.registry import tree_for
 
+    for option, path in (("-o", output), ("--save-model", save_model), ("--checkpoint", checkpoint)):
+        if path == "-":  # (elsewhere - is a standard stream: say why not here)
+            raise HSW2VError(f"{option} -: train writes files, not standard output (the vectors "
+                             "and the model are replaced together at the end); give a path")
     chose_outputs = bool(output or save_model or resume)
     output, save_model, vector_format = _train_outputs(output, save_model, vector_format, binary,
                                                        resume)

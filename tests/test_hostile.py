@@ -518,6 +518,8 @@ def test_progress_in_a_log_file_is_plain_lines(work):
     (["train", "c.txt", "--checkpoint", "k.npz", "--save-model", "k.npz"], "name the same file"),
     (["train", "c.txt", "--checkpoint", "k.npz", "-o", "./k.npz"], "name the same file"),
     (["vocab", "c.txt", "-o", "c.txt"], "-o c.txt is the corpus"),
+    (["train", "c.txt", "-o", "-"], "-o -: train writes files, not standard output"),  # (round
+    (["train", "c.txt", "--save-model", "-"], "--save-model -: train writes files"),  # five, 9)
 ])
 def test_an_output_never_overwrites_an_input_or_another_output(work, args, fragment):
     (work / "voc.txt").write_text("w1 5\nw2 4\n")
