@@ -1,6 +1,8 @@
 """The one training entry point, on this machine or on a Dask cluster."""
 from __future__ import annotations
 
+import contextvars
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
@@ -20,6 +22,25 @@ LOCAL_ONLY = ("vocab", "tree_from", "init_model", "grow")
 """Options of local training that a Dask run refuses."""
 
 
+_PASSED: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("passed", default=frozenset())
+"""The keyword arguments of the :func:`train` call under way, by name."""
+
+
+def _noting_passed(function: Any) -> Any:
+    """``function``, noting which keyword arguments each call passes: an argument
+    given at its default value is still given (with ``init_model``, it replaces the
+    model's own setting), which the values alone cannot tell."""
+    @functools.wraps(function)
+    def noted(*args: Any, **kwargs: Any) -> Any:
+        token = _PASSED.set(frozenset(kwargs))
+        try:
+            return function(*args, **kwargs)
+        finally:
+            _PASSED.reset(token)
+    return noted
+
+
+@_noting_passed
 def train(
     corpus: Source | Iterable[Any] | None = None,
     *,
@@ -208,8 +229,10 @@ def train(
     tree, tree_from, init_model = given["tree"], given["tree_from"], given["init_model"]
     corpus, vocab = given["corpus"], given["vocab"]
     defaults = TrainSettings()
+    passed = _PASSED.get()
     settings = {f.name: given[f.name] for f in fields(TrainSettings)
-                if f.name not in ("tree", "extra") and given[f.name] != getattr(defaults, f.name)}
+                if f.name not in ("tree", "extra")
+                and (f.name in passed or given[f.name] != getattr(defaults, f.name))}
     settings.update(declared)  # (TrainSettings.given refuses a name no kind or tree declares)
     if isinstance(tree, str):
         settings["tree"] = tree

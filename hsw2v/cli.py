@@ -504,9 +504,8 @@ def example_corpus(output: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--plot", metavar="FILE", help="Also draw the top levels to FILE (.png, .svg, "
               ".pdf; pip install matplotlib), each node with its most frequent words.")
-@click.option("--levels", default=4, show_default=True, type=click.IntRange(min=1),
-              help="Levels drawn by --plot.")
-@click.option("--words", default=3, show_default=True, type=click.IntRange(min=0),
+@click.option("--levels", default=4, show_default=True, help="Levels drawn by --plot.")
+@click.option("--words", default=3, show_default=True,
               help="Words on each node drawn; new words shown for each growth of a grown model.")
 def tree_info(model_path: str | None, as_json: bool, plot: str | None, levels: int, words: int) -> None:
     """Print the shape of a model's tree: kind, depth, mean path lengths (all of a
@@ -520,6 +519,9 @@ def tree_info(model_path: str | None, as_json: bool, plot: str | None, levels: i
         plot_tree,  # (matplotlib itself is imported only to draw)
     )
 
+    if words < 0 or levels < 1:  # (a negative count would slice from the end)
+        raise HSW2VError(f"--words must be 0 or more, got {words}" if words < 0
+                         else f"--levels must be 1 or more, got {levels}")
     model = load_model(model_path or default_model("a MODEL path"))
     if plot:
         plot_tree(model.tree, plot, levels, words, vectors=model)

@@ -276,5 +276,35 @@ def test_a_growth_that_adds_no_word_says_why(tmp_path, halves):
     assert len(warned) == 1 and "max_vocab 500, leaves no room" in warned[0], g.stderr
     shown = run_hsw2v(tmp_path, "tree", "g.npz")
     assert "grown from 500 words by 0\n" in shown.stdout and "went beside" not in shown.stdout
-    assert one_line_error(run_hsw2v(tmp_path, "tree", "g.npz", "--words", "-1")).startswith(
-        "hsw2v: error: Invalid value for '--words': -1")
+    assert one_line_error(run_hsw2v(tmp_path, "tree", "g.npz", "--words", "-1")) == (
+        "hsw2v: error: --words must be 0 or more, got -1")
+
+
+GROW_AT_FIVE = '''
+import sys
+from collections import Counter
+import hsw2v
+a, b = sys.argv[1:3]
+base = hsw2v.train(a, dim=8, epochs=1, threads=1, min_count=3, progress=False)
+grown = hsw2v.train(b, init_model=base, grow=True, min_count=5, dim=8, epochs=1, threads=1,
+                    progress=False)
+counts = Counter(open(b).read().split())
+added = grown.history[-1]["words"]
+want = {w for w, c in counts.items() if c >= 5 and w not in base.vocab.index}
+print(len(added), set(added) == want, min(counts[w] for w in added))
+'''
+
+
+def test_a_given_argument_at_its_default_value_is_obeyed(tmp_path, halves):
+    """Hostile round five, item 5, in a real process: ``min_count=5`` (the signature's
+    default) passed with ``init_model`` and ``grow`` is the text's threshold, not the
+    model's own 3: the words added are exactly those of the new text counted 5 or
+    more times that the model lacks (counted here with a Counter)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", GROW_AT_FIVE, str(halves / "a.txt"),
+                           str(halves / "b.txt")], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    added, exact, least = done.stdout.split()
+    assert int(added) > 100 and exact == "True" and int(least) >= 5
