@@ -137,8 +137,8 @@ def sentences_file(sentences: Iterable[Any], progress: bool = False) -> Iterator
     if isinstance(sentences, (str, bytes, bytearray)) or not isinstance(sentences, Iterable):
         raise HSW2VError(f"sentences must be an iterable of token lists or strings, "
                          f"not of type {type(sentences).__name__}")
+    limit = sentences_limit(tempfile.gettempdir())  # (refused before any file is made)
     tmp = new_temporary(tempfile.gettempdir(), "sentences-")
-    limit = sentences_limit(os.path.dirname(tmp))
     try:
         try:
             with open(tmp, "wb") as out, progress_bar(progress, desc="sentences", unit="B",

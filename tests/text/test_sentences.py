@@ -218,3 +218,33 @@ def test_an_endless_generator_ends_at_a_bound_the_user_sets(monkeypatch, tmp_pat
     assert list(tmp_path.iterdir()) == []
     err = capsys.readouterr().err
     assert "sentences" in err and "words=" in err and "MB" in err
+
+
+REFUSED_LIMIT = '''
+import os, hsw2v
+before = len(os.listdir("/proc/self/fd"))
+for _ in range(3):
+    try:
+        hsw2v.train(sentences=[["a", "b"]] * 10, min_count=1, progress=False)
+    except hsw2v.HSW2VError as e:
+        message = str(e)
+print(len(os.listdir("/proc/self/fd")) - before, os.listdir(os.environ["TMPDIR"]), message)
+'''
+
+
+def test_a_refused_sentences_limit_leaves_no_file_or_descriptor(tmp_path):
+    """Hostile round five, item 16, in a real process: a bad HSW2V_SENTENCES_LIMIT is
+    refused before the temporary is made: nothing in $TMPDIR, no descriptor kept."""
+    import os
+    import subprocess
+    import sys
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp), "HSW2V_SENTENCES_LIMIT": "lots"}
+    done = subprocess.run([sys.executable, "-c", REFUSED_LIMIT], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    grown, left, message = done.stdout.split(" ", 2)
+    assert grown == "0" and left == "[]"
+    assert "HSW2V_SENTENCES_LIMIT must be a size" in message
