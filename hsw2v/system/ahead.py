@@ -53,10 +53,11 @@ def compiling_ahead(key: Hashable, compile: Callable[[], object],
     try:
         if key not in _children and can_fork():
             signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)  # (none lands mid-fork)
+            parent = os.getpid()
             try:
                 pid = os.fork()
                 if pid == 0:
-                    _run_and_exit(compile)
+                    _run_and_exit(compile, parent)
                 _children[key] = pid
             finally:
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
@@ -73,11 +74,29 @@ def compiling_ahead(key: Hashable, compile: Callable[[], object],
             _reaped.discard(pid)
 
 
-def _run_and_exit(compile: Callable[[], object]) -> None:
-    """The child: call ``compile``, quietly, and exit without running anything of
-    the parent's (its exit handlers, its buffered output)."""
+def _die_with(parent: int) -> None:
+    """Have the kernel kill this process when its parent ends, however it ends
+    (``PR_SET_PDEATHSIG``; a SIGKILL of the parent included); end now if the
+    parent already has."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # (no prctl: the parent still stops and reaps it when it leaves the block)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _run_and_exit(compile: Callable[[], object], parent: int) -> None:
+    """The child: die with ``parent``, call ``compile``, quietly, and exit without
+    running anything of the parent's (its exit handlers, its buffered output)."""
     code = 1
     try:
+        _die_with(parent)
         for sig in _STOPS:
             signal.signal(sig, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)

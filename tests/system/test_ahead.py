@@ -235,3 +235,27 @@ def test_a_run_stopped_while_its_child_compiles_leaves_no_process(tmp_path, slic
     assert run.returncode != 0
     assert "Traceback" not in err.decode()
     assert not Path(f"/proc/{child}").exists(), "the child outlived its run"
+
+
+def _gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended (gone, or a zombie waiting for init)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+@ONE_CORE
+def test_a_killed_run_takes_its_compiling_child_with_it(tmp_path, slice_path):
+    """Hostile round five, item 14: SIGKILL to a cold run (no handler runs) while its
+    child compiles: the kernel kills the child too, within a second, rather than
+    leaving it compiling for seconds, adopted by init."""
+    run = _cold_run(tmp_path, slice_path, "sigkilled")
+    child = _its_child(run)
+    run.kill()
+    run.communicate(timeout=60)
+    for _ in range(100):
+        if _gone(child):
+            break
+        time.sleep(0.01)
+    assert _gone(child), "the child outlived its killed run"
