@@ -63,6 +63,11 @@ class _OneLineErrors(click.Group):
             _fail("interrupted", 130)
         except MemoryError:
             _fail("out of memory", 1)
+        except RuntimeError as e:  # (a thread pool's worker refused by the system)
+            if "can't start new thread" not in str(e):
+                raise
+            _fail(f"{e}: the system's limit on processes (ulimit -u, a pids cgroup) allows no "
+                  "more threads; lower --threads", 1)
         except OSError as e:
             where = f"{e.filename}: " if getattr(e, "filename", None) else ""
             _fail(f"{where}{e.strerror or e}", 1)
@@ -320,18 +325,10 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None,
     from .text.reader import corpus_files, describe
     from .trees.registry import tree_for
 
-    for option, path in (("-o", output), ("--save-model", save_model), ("--checkpoint", checkpoint)):
-        if path == "-":  # (elsewhere - is a standard stream: say why not here)
-            raise HSW2VError(f"{option} -: train writes files, not standard output (the vectors "
-                             "and the model are replaced together at the end); give a path")
-    chose_outputs = bool(output or save_model or resume)
+    chosen = bool(output or save_model or resume)
     output, save_model, vector_format = _train_outputs(output, save_model, vector_format, binary,
-                                                       resume)
-    # `train new.txt --init-model model.npz` (no -o, no --save-model): the model is
-    # trained further in place; it is read whole before training and replaced only
-    # once training ends, atomically with the vectors.
-    in_place = (save_model if not chose_outputs and init_model and _same_file(save_model, init_model)
-                else None)
+                                                       resume, checkpoint)
+    in_place = _in_place(save_model, init_model) if not chosen else None
     settings["tree"] = tree_for(tree, bool(tree_from))
     _check_starts(tree_from, read_vocab, init_model, resume, grow)
     if not (resume or init_model):  # (those keep the saved model's kind: checked with it)
@@ -377,9 +374,15 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None,
 
 
 def _train_outputs(output: str | None, save_model: str | None, vector_format: str | None,
-                   binary: bool, resume: str | None) -> tuple[str | None, str | None, str]:
+                   binary: bool, resume: str | None, checkpoint: str | None = None
+                   ) -> tuple[str | None, str | None, str]:
     """Where ``train`` writes, and the vectors' format: as given; for ``--resume``
-    without either, the resumed run's own; else the format's default files here."""
+    without either, the resumed run's own; else the format's default files here.
+    ``-`` is refused with the reason (elsewhere it is a standard stream)."""
+    for option, path in (("-o", output), ("--save-model", save_model), ("--checkpoint", checkpoint)):
+        if path == "-":
+            raise HSW2VError(f"{option} -: train writes files, not standard output (the vectors "
+                             "and the model are replaced together at the end); give a path")
     if resume and not output and not save_model and os.path.isfile(resume):
         from .runs.checkpoint import checkpoint_outputs
 
@@ -410,10 +413,14 @@ def _check_starts(tree_from: str | None, read_vocab: str | None, init_model: str
         raise HSW2VError("--grow grows the vocabulary of --init-model: give the model")
 
 
-def _same_file(a: str, b: str) -> bool:
+def _in_place(save_model: str | None, init_model: str | None) -> str | None:
+    """With no -o or --save-model given, the model that ``--init-model`` names if it is
+    the default ``--save-model`` (``train new.txt --init-model model.npz``): trained
+    further in place. It is read whole before training and replaced only once
+    training ends, atomically with the vectors."""
     from .system.files import same_file
 
-    return same_file(a, b)
+    return save_model if save_model and init_model and same_file(save_model, init_model) else None
 
 
 def _say_trained(model, seconds: float, output: str | None, save_model: str | None,

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import HSW2VError
 from ..system.memory import map_large_allocations, total_memory
-from ..system.parallel import read_ahead
+from ..system.parallel import read_ahead, start_threads
 from ..system.progress import progress_bar
 from ..system.signals import raise_pending
 from ..text.reader import (
@@ -169,8 +169,7 @@ class _Counting:
         """Count every block on the threads; re-raise the first failure."""
         workers = [threading.Thread(target=self._work, args=(t, bar), daemon=True)
                    for t in range(1, self.threads)]
-        for w in workers:
-            w.start()
+        workers = workers[:start_threads(workers, "counting", fewer=True)]  # (this thread counts too)
         self._work(0, bar)
         for w in workers:  # not after Ctrl-C: a worker may wait for input that never comes
             while w.is_alive() and not any(isinstance(e, KeyboardInterrupt) for e in self.failures):

@@ -23,7 +23,7 @@ from ..model.model import Model
 from ..settings import TrainSettings
 from ..system.progress import progress_bar
 from ..system.signals import raise_pending
-from ..system.parallel import lock_free
+from ..system.parallel import lock_free, start_threads
 from ..text.reader import BLOCK_BYTES, Source, describe, iter_blocks
 from ..training.kinds import model_kind
 from ..training.state import Weights, new_state
@@ -101,19 +101,19 @@ class Epochs:
         threads = [threading.Thread(target=self._worker_loop, args=(t, state), daemon=True)
                    for t, state in enumerate(self.states)]
         start = time.perf_counter()
-        for t in threads:
-            t.start()
         bar = progress_bar(progress, total=self.planned, initial=self.position.words,
                            unit="word", unit_scale=True, desc=stage, smoothing=0.1)
         self.shown = self.position.words
         try:
+            start_threads(threads, "training")
             self._job_producer(bar)
         finally:
             if all(map(lock_free, self.queues)):  # else a signal left one locked: the threads are daemons
                 for t in range(len(threads)):
                     self._queue(t, None)
                 for t in threads:
-                    t.join()
+                    if t.ident is not None:  # (started)
+                        t.join()
             self._refresh(bar)
             bar.close()
         seconds = time.perf_counter() - start

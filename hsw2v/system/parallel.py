@@ -45,6 +45,29 @@ def ordered_map(make_worker: Callable[[], Callable[[Item], Result]], items: Iter
             yield done, future.result()
 
 
+def start_threads(threads: list[threading.Thread], what: str, fewer: bool = False) -> int:
+    """Start ``threads`` in turn; returns how many started. Where the system lets no
+    more start (``ulimit -u``, a pids cgroup: "can't start new thread"), with
+    ``fewer`` the work goes on with those started, said in a warning; without, it
+    is an HSW2VError in one line (the caller stops those started)."""
+    import warnings
+
+    from ..errors import HSW2VError, param
+
+    for k, thread in enumerate(threads):
+        try:
+            thread.start()
+        except RuntimeError as e:
+            if fewer:
+                warnings.warn(f"{what}: the system let only {k} of {len(threads)} threads start "
+                              f"({e}); going on with {k}", RuntimeWarning, stacklevel=2)
+                return k
+            raise HSW2VError(f"{what}: the system let only {k} of {len(threads)} threads start "
+                             f"({e}: a limit on processes, ulimit -u or a pids cgroup); lower "
+                             f"{param('threads')}") from None
+    return len(threads)
+
+
 def lock_free(q: queue.Queue, seconds: float = 1.0) -> bool:
     """Whether ``q``'s lock can be taken within ``seconds``. A signal handler that
     raises (Ctrl-C, SIGTERM) just after a ``put`` or ``get`` took that lock, before
@@ -74,7 +97,7 @@ def read_ahead(blocks: Iterator[bytes], depth: int = 2) -> Iterator[bytes]:
             q.put(e)
 
     thread = threading.Thread(target=reader, daemon=True)
-    thread.start()
+    start_threads([thread], "reading")
     try:
         while True:
             item = q.get()

@@ -58,3 +58,39 @@ def test_threads_train_every_block_once(spooled):
     assert position.words == 2 * vocab.total
     examples = sum(len(line.split()) for line in text.splitlines() if len(line.split()) > 1)
     assert epochs.losses.examples == [examples, examples]
+
+
+NO_MORE_THREADS = '''
+import sys, threading
+real, started = threading.Thread.start, []
+def start(self):  # a process limit (ulimit -u, a pids cgroup) reached after one thread
+    if len(started) >= LIMIT:
+        raise RuntimeError("can't start new thread")
+    started.append(self)
+    return real(self)
+threading.Thread.start = start
+sys.argv = ["hsw2v", *sys.argv[1:]]
+from hsw2v.cli import main
+main()
+'''
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3, 5])  # (the reader, a writer's pool, training)
+def test_a_process_limit_on_threads_is_one_line(tmp_path, small_corpus, limit):
+    """Hostile round five, item 11, in a real process where no thread starts after
+    the first ``limit`` (as under ``ulimit -u``): wherever that strikes (the
+    reader, a writer's pool, the training threads, each of which owns a share),
+    the run ends with one line naming --threads and leaves no output. (Counting,
+    whose own thread counts too, goes on with the threads that started, and warns.)"""
+    import subprocess
+    import sys
+
+    from tests.helpers import one_line_error
+
+    script = NO_MORE_THREADS.replace("LIMIT", str(limit))
+    done = subprocess.run([sys.executable, "-c", script, "train", small_corpus,
+                           "--threads", "4", "--dim", "8", "--epochs", "1", "--min-count", "1",
+                           "--quiet"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    error = one_line_error(done)
+    assert "can't start new thread" in error and error.endswith("lower --threads"), error
+    assert not (tmp_path / "vectors.txt").exists() and not (tmp_path / "model.npz").exists()
