@@ -34,7 +34,7 @@ from .settings import (
     parse_size,
 )
 from .system.compiling import CompileWatch, about
-from .system.signals import Terminated, catch_signals, raise_pending
+from .system.signals import Terminated, catch_signals, pending_signal, raise_pending
 
 
 class _OneLineErrors(click.Group):
@@ -64,6 +64,10 @@ class _OneLineErrors(click.Group):
         except MemoryError:
             _fail("out of memory", 1)
         except RuntimeError as e:  # (a thread pool's worker refused by the system)
+            signalled = pending_signal()  # (or a signal that a library turned into this)
+            if signalled is not None:
+                _fail(*((signalled.message, signalled.code) if issubclass(signalled, Terminated)
+                        else ("interrupted", 130)))
             if "can't start new thread" not in str(e):
                 raise
             _fail(f"{e}: the system's limit on processes (ulimit -u, a pids cgroup) allows no "

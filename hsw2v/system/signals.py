@@ -56,6 +56,13 @@ def raise_pending() -> None:
         raise _pending[-1]
 
 
+def pending_signal() -> type[KeyboardInterrupt] | None:
+    """The last signal the command's handlers raised, if any: an exception that a
+    library made of that raise (numba's "no compiled object yet" when Ctrl-C lands
+    while LLVM emits code) is that signal."""
+    return _pending[-1] if _pending else None
+
+
 def _interrupt(signum, frame) -> None:
     _pending.append(KeyboardInterrupt)
     raise KeyboardInterrupt

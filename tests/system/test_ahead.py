@@ -259,3 +259,27 @@ def test_a_killed_run_takes_its_compiling_child_with_it(tmp_path, slice_path):
             break
         time.sleep(0.01)
     assert _gone(child), "the child outlived its killed run"
+
+
+@pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"),
+                                             (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_during_a_first_compile_is_one_line(tmp_path, slice_path, sig, code, word):
+    """Hostile round five, item 10: Ctrl-C or SIGTERM 1 to 4 s into a cold run,
+    while numba and LLVM compile (where numba turned a Ctrl-C into "RuntimeError: no
+    compiled object yet"), ends with the signal's one line and status, every time."""
+    for delay in (1.0, 2.0, 3.0, 4.0):
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        env["NUMBA_CACHE_DIR"] = str(tmp_path / f"cache-{delay}")
+        run = subprocess.Popen([*hsw2v_command(), "train", str(slice_path), *RUN, "-o", "v.txt",
+                                "--save-model", "m.npz"], cwd=tmp_path, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        time.sleep(delay)
+        run.send_signal(sig)
+        _, err = run.communicate(timeout=300)
+        if run.returncode == 0:
+            continue  # (done before the signal: nothing to see)
+        lines = [ln for ln in err.decode().replace("\r", "\n").splitlines() if ln.strip()]
+        assert lines[-1] == f"hsw2v: error: {word}", err.decode()[-2000:]
+        assert run.returncode == code and "Traceback" not in err.decode()
+        assert not (tmp_path / "v.txt").exists()

@@ -420,5 +420,5 @@ def test_per_line_scores_stream_and_need_a_language_model(lm, tmp_path):
     cbow.save(str(tmp_path / "cbow.npz"))
     (tmp_path / "held.txt").write_text("the city\n")
     for args, fragment in [(("--model", "cbow.npz", "--per-line"), "needs a language model"),
-                           (("--model", lm.path, "--threads", "0"), "--threads must be at least 1")]:
+                           (("--model", lm.path, "--threads", "0"), "--threads must lie in 1..")]:
         assert fragment in one_line_error(run_hsw2v(tmp_path, "score", "held.txt", *args))
