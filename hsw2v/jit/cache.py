@@ -19,7 +19,8 @@ inlines steps from other files (the block kernel in ``training/block.py`` holds 
 kind's step from ``training/lbl.py``): an edited step would run from the cache as
 it was. :func:`stamp_kernel_sources` makes the key of every function of the
 package's subpackages cover all their files; a reinstall (new files, new times)
-compiles once again."""
+compiles once again. A kernel that cannot be written to the cache (a full disk)
+is said once and runs all the same (:func:`guard_cache_writes`)."""
 from __future__ import annotations
 
 import atexit
@@ -195,3 +196,38 @@ def stamp_kernel_sources() -> bool:
                        _kernel_locator(mixin, base))
     impl._locator_classes = classes
     return True
+
+
+_unwritable: list[str] = []  # the cache directories already said to be unwritable
+
+
+def guard_cache_writes() -> bool:
+    """Make a failed write of one of this package's kernels to numba's cache (a full
+    disk, a quota) a warning naming the directory, said once, instead of an error:
+    the kernel is compiled and runs; it compiles again next time. Returns whether
+    the guard is in place (False where numba's caching module lacks what it needs)."""
+    from numba.core import caching
+
+    cache = getattr(caching, "Cache", None)
+    original = getattr(cache, "save_overload", None)
+    if original is None or getattr(original, "guarded", False):
+        return original is not None
+
+    def save_overload(self, sig, data):
+        try:
+            original(self, sig, data)
+        except OSError as e:
+            locator = getattr(getattr(self, "_impl", None), "locator", None)
+            if not _in_package(getattr(locator, "_py_file", "") or ""):
+                raise
+            where = os.path.dirname(str(getattr(self, "_cache_path", ""))) or "numba's cache"
+            if where not in _unwritable:  # (one line for the cache, not one a subfolder)
+                _unwritable.append(where)
+                warnings.warn(f"numba cannot write compiled kernels to {where} "
+                              f"({e.strerror or e}); they run, and compile again next time",
+                              RuntimeWarning, stacklevel=2)
+
+    save_overload.guarded = True  # type: ignore[attr-defined]
+    cache.save_overload = save_overload
+    return True
+

@@ -76,3 +76,31 @@ def test_the_stamp_covers_the_subpackages_files_only(tmp_path):
     assert sources_stamp(str(package)) == before
     (package / "steps" / "step.py").write_text(STEP.format(value=2))
     assert sources_stamp(str(package)) != before
+
+
+FULL_DISK = '''
+import errno, sys
+from numba.core import caching
+def full(self, *args, **kwargs):  # the cache's disk is full
+    raise OSError(errno.ENOSPC, "No space left on device")
+caching.IndexDataCacheFile.save = full
+sys.argv = ["hsw2v", *sys.argv[1:]]
+from hsw2v.cli import main
+main()
+'''
+
+
+def test_a_full_cache_directory_is_one_warning_and_a_working_run(tmp_path):
+    """Hostile round five, item 13, in a real process: numba's writes to its cache
+    fail with ENOSPC; the run warns once, naming the directory, and trains."""
+    (tmp_path / "c.txt").write_text("a b c d e\nb c d e a\n" * 20)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "full")
+    done = subprocess.run([sys.executable, "-c", FULL_DISK, "train", "c.txt", "--min-count", "1",
+                           "--dim", "12", "--epochs", "1", "--threads", "1", "--quiet"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    warned = [ln for ln in done.stderr.splitlines() if ln.startswith("hsw2v: warning:")]
+    assert len(warned) == 1 and "No space left on device" in warned[0], done.stderr
+    assert f"to {tmp_path / 'full'} (" in warned[0] and "Traceback" not in done.stderr
+    assert (tmp_path / "vectors.txt").read_text().startswith("5 12\n")
