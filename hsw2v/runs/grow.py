@@ -34,6 +34,28 @@ def check_growable(model: Model) -> None:
         raise HSW2VError(f"{param('grow')}: {model.arch}'s matrices grow with the vocabulary")
 
 
+def covered_words(model: Model) -> list[str] | None:
+    """The words a WordNet tree placed by WordNet (its ``covered_words``): all the words
+    it was built over, or those under its root's first side, the other holding the
+    words WordNet lacks; words grown since are not. None where that count does not
+    match the tree's record (a tree not built so)."""
+    tree, record = model.tree, model.tree.details.get("covered_words")
+    grown = {w for growth in model.history for w in growth["words"]}
+    built = [w for w in model.vocab.words if w not in grown]
+    if record == len(built):
+        return built
+    side = int(tree.children[tree.root, 0])
+    stack, leaves = [side], []
+    while stack:
+        node = stack.pop()
+        if node < tree.n_leaves:
+            leaves.append(int(tree.leaf_words[node]))
+        else:
+            stack.extend(tree.children[node - tree.n_leaves].tolist())
+    words = [model.vocab.words[w] for w in leaves if model.vocab.words[w] not in grown]
+    return words if len(words) == record else None
+
+
 def growth_seed(seed: int, growths: int) -> int:
     """The seed of the new words' starting vectors in a model's growth after
     ``growths`` earlier ones: a function of both, so that the k-th new word of one
@@ -86,5 +108,10 @@ def grown_model(model: Model, counts: WordCounts, min_count: int, max_vocab: int
     node_vectors = np.concatenate([model.node_vectors, np.zeros(
         (len(new), model.node_vectors.shape[1]), dtype=np.float32)])
     history = [*model.history, {"from_words": len(vocab), "words": [w for _, _, w in new]}]
+    if "covered_tokens" in tree.details:  # (a WordNet tree: its covered words counted anew)
+        covered = covered_words(model)
+        if covered is not None:
+            tree.details["covered_tokens"] = int(sum(
+                int(grown_vocab.counts[grown_vocab.index[w]]) for w in covered))
     return Model(grown_vocab, tree, vectors, node_vectors, model.settings,
                  extra={k: m.copy() for k, m in model.extra.items()}, history=history)

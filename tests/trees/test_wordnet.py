@@ -355,3 +355,36 @@ def test_a_fifo_in_the_database_is_one_line_not_a_hang(tmp_path, damaged):
     os.mkfifo(damaged / "data.verb")
     assert one_line_error(_wordnet_run(tmp_path, damaged)) == \
         f"hsw2v: error: {damaged / 'data.verb'}: a FIFO, not a WordNet database file"
+
+
+def test_a_grown_wordnet_tree_reports_its_coverage_of_the_grown_counts(tmp_path, real):
+    """Hostile round five, item 6, in real processes: after --grow, ``hsw2v tree``
+    gives the share of the grown counts that the words WordNet placed hold (their
+    counts in both texts), computed here from the texts and the database."""
+    import gzip
+    import json
+    from collections import Counter
+
+    from tests.helpers import REPO, run_hsw2v
+
+    with gzip.open(REPO / "data" / "enwiki-1m.txt.gz", "rt") as f:
+        words = f.read(1_000_000).split()
+    (tmp_path / "a.txt").write_text(" ".join(words[:60_000]) + "\n")
+    (tmp_path / "b.txt").write_text(" ".join(words[60_000:140_000]) + "\n")
+    fast = ("--dim", "8", "--epochs", "1", "--threads", "1", "--min-count", "3", "--quiet")
+    assert run_hsw2v(tmp_path, "train", "a.txt", "--tree", "wordnet", *fast, "-o", "a.vec",
+                     "--save-model", "a.npz").returncode == 0
+    grown = run_hsw2v(tmp_path, "train", "b.txt", "--init-model", "a.npz", "--grow", *fast,
+                      "-o", "g.vec", "--save-model", "g.npz")
+    assert grown.returncode == 0, grown.stderr
+    shown = json.loads(run_hsw2v(tmp_path, "tree", "g.npz", "--json").stdout)
+    a, b = Counter(words[:60_000]), Counter(words[60_000:140_000])
+    built = [w for w, c in a.items() if c >= 3]
+    covered = [w for w in built if real.sense_of(w) is not None]
+    model = hsw2v.load_model(str(tmp_path / "g.npz"))
+    total = int(model.vocab.counts.sum())
+    want = sum(a[w] + b[w] for w in covered) / total
+    assert shown["covered_words"] == len(covered)
+    assert abs(shown["covered_token_share"] - want) < 1e-9
+    before = json.loads(run_hsw2v(tmp_path, "tree", "a.npz", "--json").stdout)
+    assert shown["covered_token_share"] != before["covered_token_share"]
