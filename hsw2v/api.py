@@ -222,8 +222,9 @@ def train(
 
     Notes
     -----
-    With ``init_model`` or ``resume``, the settings left at their defaults keep
-    the saved model's or checkpoint's.
+    With ``init_model`` or ``resume``, the settings not passed (or passed as
+    ``None``) keep the saved model's or checkpoint's; one passed at its default
+    value is that value.
     """
     given = checked_arguments(train, locals())
     tree, tree_from, init_model = given["tree"], given["tree_from"], given["init_model"]
@@ -232,7 +233,8 @@ def train(
     passed = _PASSED.get()
     settings = {f.name: given[f.name] for f in fields(TrainSettings)
                 if f.name not in ("tree", "extra")
-                and (f.name in passed or given[f.name] != getattr(defaults, f.name))}
+                and (f.name in passed and given[f.name] is not None
+                     or given[f.name] != getattr(defaults, f.name))}  # (None: not given)
     settings.update(declared)  # (TrainSettings.given refuses a name no kind or tree declares)
     if isinstance(tree, str):
         settings["tree"] = tree

@@ -53,11 +53,11 @@ def compiling_ahead(key: Hashable, compile: Callable[[], object],
     try:
         if key not in _children and can_fork():
             signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)  # (none lands mid-fork)
-            parent = os.getpid()
+            parent, prctl = os.getpid(), _prctl()
             try:
                 pid = os.fork()
                 if pid == 0:
-                    _run_and_exit(compile, parent)
+                    _run_and_exit(compile, parent, prctl)
                 _children[key] = pid
             finally:
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
@@ -74,16 +74,23 @@ def compiling_ahead(key: Hashable, compile: Callable[[], object],
             _reaped.discard(pid)
 
 
-def _die_with(parent: int) -> None:
-    """Have the kernel kill this process when its parent ends, however it ends
-    (``PR_SET_PDEATHSIG``; a SIGKILL of the parent included); end now if the
-    parent already has."""
+def _prctl() -> Callable | None:
+    """libc's ``prctl``, looked up in the parent (a ``dlopen`` in a forked child could
+    wait on a loader lock that another thread held at the fork), or None."""
     try:
         import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
-        pass  # (no prctl: the parent still stops and reaps it when it leaves the block)
+        return None
+
+
+def _die_with(parent: int, prctl: Callable | None) -> None:
+    """Have the kernel kill this process when its parent ends, however it ends
+    (``PR_SET_PDEATHSIG``, tied to the thread that forked: the main thread, which
+    compiles ahead); end now if the parent already has."""
+    if prctl is not None:  # (else the parent still stops and reaps it when it leaves the block)
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
     if os.getppid() != parent:
         os._exit(1)
 
@@ -91,12 +98,12 @@ def _die_with(parent: int) -> None:
 _PR_SET_PDEATHSIG = 1
 
 
-def _run_and_exit(compile: Callable[[], object], parent: int) -> None:
+def _run_and_exit(compile: Callable[[], object], parent: int, prctl: Callable | None) -> None:
     """The child: die with ``parent``, call ``compile``, quietly, and exit without
     running anything of the parent's (its exit handlers, its buffered output)."""
     code = 1
     try:
-        _die_with(parent)
+        _die_with(parent, prctl)
         for sig in _STOPS:
             signal.signal(sig, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)

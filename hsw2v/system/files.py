@@ -27,13 +27,14 @@ import fcntl
 import json
 import os
 import re
+import secrets
 import stat
 import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import IO
+from typing import IO, Any
 
 from ..errors import HSW2VError
 
@@ -200,11 +201,15 @@ def remove_stale_temporaries(directory: str, prefix: str = ".hsw2v-") -> None:
         names = os.listdir(directory)
     except OSError:
         return
+    journal = re.compile(re.escape(prefix) + r"(\d+)-[0-9a-f]+\.journal$")
+    journaled = {j.group(1) for j in map(journal.match, names) if j}
     for name in names:
         m = pattern.match(name)
         path = os.path.abspath(os.path.join(directory, name))
         if not m or path in _HELD or path in _OURS:
             continue
+        if m.group(1) in journaled and m.group(2) != "new":
+            continue  # (a replacement's: finished or discarded with its journal)
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError:
@@ -221,8 +226,7 @@ def remove_stale_temporaries(directory: str, prefix: str = ".hsw2v-") -> None:
                     continue
             if m.group(2) == "new" and time.time() - os.fstat(fd).st_mtime < NEW_AFTER_SECONDS:
                 continue  # being created (locked just after)
-            if m.group(2) == "tmp.old" and _alive(int(m.group(1))):
-                continue  # a backup of a replacement under way (a link to the old file)
+
             try:
                 os.unlink(path)
             except OSError:
@@ -270,22 +274,35 @@ def replace_together(outputs: dict[str, Callable[[IO[bytes]], None]]) -> None:
             discard(tmp)
 
 
+def _identity(path: str) -> list[int] | None:
+    """What tells a file apart from a later one at ``path``: device, inode, mtime."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino, st.st_mtime_ns]
+
+
 def _journals(done: dict[str, str]) -> list[tuple[str, int]]:
     """Before renaming several temporaries into place: a journal in each of their
-    directories (``.hsw2v-<pid>-….journal``, JSON: each final path and its
-    temporary, absolute), written whole and locked, so that a run killed between
-    two renames leaves what a later one needs to finish the job
+    directories (``.hsw2v-<pid>-<token>.journal``, JSON: each final path, its
+    temporary, and what each file is now), written whole under a name no scan
+    reads, locked, then renamed into place, so that a run killed between two
+    renames leaves what a later one needs to finish the job
     (:func:`finish_replacements`). Returns each journal's path and lock."""
-    pairs = [[os.path.abspath(path), os.path.abspath(tmp)] for path, tmp in done.items()]
-    record = json.dumps({"format": "hsw2v-replace", "pairs": pairs}).encode()
-    made = []
+    token = secrets.token_hex(6)
+    pairs = [{"path": os.path.abspath(path), "tmp": os.path.abspath(tmp),
+              "old": _identity(path), "new": _identity(tmp)} for path, tmp in done.items()]
+    record = json.dumps({"format": "hsw2v-replace", "token": token, "pairs": pairs}).encode()
+    made: list[tuple[str, int]] = []
     try:
-        for directory in dict.fromkeys(os.path.dirname(path) for path, _ in pairs):
-            fd, name = tempfile.mkstemp(dir=directory, prefix=f".hsw2v-{os.getpid()}-",
-                                        suffix=".journal")
+        for directory in dict.fromkeys(os.path.dirname(p["path"]) for p in pairs):
+            name = os.path.join(directory, f".hsw2v-{os.getpid()}-{token}.journal")
+            fd = os.open(name + ".new", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
             made.append((name, fd))
             _lock(fd)
             os.write(fd, record)
+            os.rename(name + ".new", name)
             _OURS.add(name)
     except OSError:
         _close_journals(made)
@@ -295,74 +312,113 @@ def _journals(done: dict[str, str]) -> list[tuple[str, int]]:
 
 def _close_journals(journals: list[tuple[str, int]]) -> None:
     for name, fd in journals:
-        with contextlib.suppress(OSError):
-            os.unlink(name)
+        for path in (name, name + ".new"):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
         os.close(fd)
         _OURS.discard(name)
 
 
+def _journal_pairs(record: Any, pid: int, token: str, directory: str, prefix: str
+                   ) -> list[dict] | None:
+    """The pairs of a journal found in ``directory``, if it is one hsw2v wrote there
+    for process ``pid``: each temporary named as that process's, beside its path, and
+    the journal's directory one of theirs; else None (never acted on)."""
+    try:
+        if record["format"] != "hsw2v-replace" or record["token"] != token:
+            return None
+        pairs = [{k: p[k] for k in ("path", "tmp", "old", "new")} for p in record["pairs"]]
+    except (KeyError, TypeError):
+        return None
+    named = re.compile(r"^" + re.escape(prefix) + str(pid) + r"-[^/]*\.tmp$")
+    for p in pairs:
+        if not (isinstance(p["path"], str) and isinstance(p["tmp"], str)
+                and named.match(os.path.basename(p["tmp"]))
+                and os.path.dirname(p["tmp"]) == os.path.dirname(p["path"])):
+            return None
+    if os.path.abspath(directory) not in {os.path.dirname(p["path"]) for p in pairs}:
+        return None
+    return pairs
+
+
 def finish_replacements(directory: str, prefix: str = ".hsw2v-") -> None:
     """Finish the replacements that a run killed between two renames left in
-    ``directory`` (its journals, see :func:`_journals`): every temporary still there
-    is renamed over its path, the journals and backups go, and a warning names
-    the files. The temporaries were written whole before the journal, so going
-    forward gives the run's outputs together."""
-    pattern = re.compile(r"^" + re.escape(prefix) + r"(\d+)-[^/]*\.journal$")
+    ``directory`` (its journals, see :func:`_journals`), if the journal is this
+    user's and the files are as the run left them: every temporary still there is
+    renamed over its path (all were written whole before the journal), and a
+    warning names the files. Where a file changed since, nothing is renamed and the
+    leftovers go, said likewise. The journals and backups go either way."""
+    pattern = re.compile(r"^" + re.escape(prefix) + r"(\d+)-([0-9a-f]+)\.journal$")
     try:
         names = [n for n in os.listdir(directory) if pattern.match(n)]
     except OSError:
         return
     for name in names:
         journal = os.path.abspath(os.path.join(directory, name))
+        m = pattern.match(name)
         if journal in _OURS:
             continue
-        pid = int(pattern.match(name).group(1))
         try:
             fd = os.open(journal, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError:
             continue
         try:
+            if os.fstat(fd).st_uid != os.geteuid():
+                continue  # (another user's: not ours to act on)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 continue  # its run is renaming now
             except OSError:
-                if _alive(pid):
+                if _alive(int(m.group(1))):
                     continue
             try:
                 record = json.loads(os.read(fd, 1 << 20))
-                pairs = [(str(a), str(b)) for a, b in record["pairs"]]
-            except (ValueError, KeyError, TypeError, OSError):
-                pairs = []  # (killed while writing it: nothing was renamed yet)
-            finished = []
-            for path, tmp in pairs:
-                if os.path.lexists(tmp):
-                    with contextlib.suppress(OSError):
-                        os.replace(tmp, path)
-                        finished.append(path)
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp + ".old")
-            for other in {os.path.dirname(path) for path, _ in pairs} | {directory}:
-                with contextlib.suppress(OSError):
-                    for left in os.listdir(other):
-                        if left.startswith(f"{prefix}{pid}-") and left.endswith(".journal"):
-                            os.unlink(os.path.join(other, left))
-            if finished:
-                warnings.warn(f"finished replacing {' and '.join(p for p, _ in pairs)}, which "
-                              f"process {pid} was killed while replacing (now all new)",
-                              RuntimeWarning, stacklevel=2)
+            except (ValueError, OSError):
+                record = None
+            pairs = _journal_pairs(record, int(m.group(1)), m.group(2), directory, prefix)
+            if pairs is not None:
+                _finish(pairs, int(m.group(1)), m.group(2), prefix)
         finally:
             os.close(fd)
+
+
+def _finish(pairs: list[dict], pid: int, token: str, prefix: str) -> None:
+    """Go forward with a killed run's renames (:func:`finish_replacements`)."""
+    left = [p for p in pairs if os.path.lexists(p["tmp"])]
+    unchanged = all(_identity(p["path"]) == (p["old"] if p in left else p["new"]) for p in pairs)
+    for p in left:
+        with contextlib.suppress(OSError):
+            if unchanged:
+                os.replace(p["tmp"], p["path"])
+            else:
+                os.unlink(p["tmp"])
+    for p in pairs:
+        with contextlib.suppress(OSError):
+            os.unlink(p["tmp"] + ".old")
+    for d in {os.path.dirname(p["path"]) for p in pairs}:
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(d, f"{prefix}{pid}-{token}.journal"))
+    files = " and ".join(p["path"] for p in pairs)
+    if left and unchanged:
+        warnings.warn(f"finished replacing {files}, which process {pid} was killed while "
+                      "replacing (now all new)", RuntimeWarning, stacklevel=3)
+    elif left:
+        warnings.warn(f"left {files} as they are: process {pid} was killed while replacing "
+                      "them, and they changed since; its unfinished copies are removed",
+                      RuntimeWarning, stacklevel=3)
 
 
 def _rename_all(done: dict[str, str]) -> None:
     """Rename each temporary over its path; if one cannot be (an immutable file, a
     vanished directory), put back those already renamed, from hard links made
-    first where the file system allows, and fail naming the path. With several,
-    a journal first (:func:`_journals`): a kill between two renames is finished
-    by the next run that writes in one of their directories."""
+    first where the file system allows (each locked as temporaries are), and fail
+    naming the path. With several, a journal first (:func:`_journals`): a kill
+    between two renames is finished by the next run that writes in one of their
+    directories."""
     journals = _journals(done) if len(done) > 1 else []
     replaced: list[tuple[str, str | None, bool]] = []
+    locks: list[int] = []
     try:
         for path, tmp in done.items():
             existed = os.path.lexists(path)
@@ -371,6 +427,10 @@ def _rename_all(done: dict[str, str]) -> None:
                 os.link(path, backup)
             except OSError:  # no file yet, or no hard links here
                 backup = None
+            else:
+                with contextlib.suppress(OSError):
+                    locks.append(os.open(backup, os.O_RDONLY | os.O_CLOEXEC))
+                    _lock(locks[-1])
             try:
                 os.replace(tmp, path)
             except OSError:
@@ -380,16 +440,19 @@ def _rename_all(done: dict[str, str]) -> None:
             replaced.append((path, backup, existed))
     except OSError as e:
         for undo, backup, existed in reversed(replaced):
-            if backup is not None:
-                os.replace(backup, undo)
-            elif not existed:
-                os.unlink(undo)
+            with contextlib.suppress(OSError):
+                if backup is not None:
+                    os.replace(backup, undo)
+                elif not existed:
+                    os.unlink(undo)
         replaced.clear()
         raise HSW2VError(f"{path}: cannot replace it: {e.strerror or e}") from None
     finally:
         for _, backup, _ in replaced:
             if backup is not None and os.path.lexists(backup):
                 os.unlink(backup)
+        for fd in locks:
+            os.close(fd)
         _close_journals(journals)
 
 

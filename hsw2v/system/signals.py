@@ -39,6 +39,7 @@ def catch_signals() -> None:
     (unless ignored, as under nohup) :class:`HungUp` and SIGINT
     (unless ignored, as in a shell's background job) KeyboardInterrupt, each noted
     for :func:`raise_pending`; and a lost raise prints nothing."""
+    _pending.clear()  # (a command run before in this process: its signals are over)
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _terminate)

@@ -116,3 +116,40 @@ def test_a_live_runs_backups_and_journal_are_left_alone(tmp_path):
     assert done.stdout.splitlines()[1] == "new a / new b"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".hsw2v-")]
     assert os.listdir(tmp_path) and sorted(os.listdir(tmp_path)) == ["a.txt", "b.txt"]
+
+
+def test_a_killed_replacement_is_not_finished_over_files_changed_since(tmp_path, small_corpus):
+    """After the kill, the user replaces model.npz: the next run leaves both files as
+    they are (no stale copy over a newer file), removes the killed run's leftovers
+    and says so."""
+    assert run_hsw2v(tmp_path, "train", small_corpus, *FAST).returncode == 0
+    killed = subprocess.run([sys.executable, "-c", KILLED_AT_THE_MODEL, "train", small_corpus,
+                             *FAST, "--seed", "2", "--quiet"], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=300)
+    assert killed.returncode == -signal.SIGKILL
+    (tmp_path / "mine.npz").write_bytes(b"the user's own file")
+    os.replace(tmp_path / "mine.npz", tmp_path / "model.npz")
+    later = run_hsw2v(tmp_path, "vocab", small_corpus, "-o", "vocab.txt")
+    assert later.returncode == 0, later.stderr
+    said = [ln for ln in later.stderr.splitlines() if ln.startswith("hsw2v: warning:")]
+    assert len(said) == 1 and "as they are" in said[0] and "changed since" in said[0], said
+    assert (tmp_path / "model.npz").read_bytes() == b"the user's own file"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".hsw2v-")]
+
+
+def test_a_journal_of_another_user_is_never_acted_on(tmp_path):
+    """A journal that another user put in a shared directory (``/tmp``), naming this
+    user's files, renames and removes nothing."""
+    import json
+
+    victim, decoy = tmp_path / "precious.txt", tmp_path / ".hsw2v-99999-x.tmp"
+    victim.write_text("mine")
+    decoy.write_text("theirs")
+    journal = tmp_path / ".hsw2v-99999-abcdef.journal"
+    journal.write_text(json.dumps({"format": "hsw2v-replace", "token": "abcdef", "pairs": [
+        {"path": str(victim), "tmp": str(decoy), "old": None, "new": None}]}))
+    os.chown(journal, 12345, 12345)
+    done = run_hsw2v(tmp_path, "vocab", str(victim), "-o", "vocab.txt")
+    assert done.returncode == 0, done.stderr
+    assert victim.read_text() == "mine" and journal.exists()
+    assert "warning" not in done.stderr
