@@ -404,6 +404,44 @@ def test_node_bias_from_the_command_line(tmp_path, planted):
     assert "node" in one_line_error(refused) and not (tmp_path / "v.txt").exists()
 
 
+def _shared_ancestors(tree, a: int, b: int) -> int:
+    """How many inner nodes the root-to-leaf paths of words ``a`` and ``b`` share."""
+    pa = tree.path_nodes[tree.path_offsets[a]:tree.path_offsets[a + 1]].tolist()
+    pb = tree.path_nodes[tree.path_offsets[b]:tree.path_offsets[b + 1]].tolist()
+    return next((k for k, (x, y) in enumerate(zip(pa, pb)) if x != y), min(len(pa), len(pb)))
+
+
+def test_cbow_learns_its_tree_by_default(tmp_path, planted):
+    """`hsw2v train` (CBOW) trains a one-epoch Huffman pass, learns an adaptive
+    semantic tree from it and trains 3 epochs on it: the planted groups' words share
+    more of their paths than words of different groups, unlike on Huffman's tree.
+    `--tree huffman` trains today's 5 epochs with no first pass."""
+    from hsw2v.model.reading import load_model
+
+    corpus, groups = planted
+    common = ["--min-count", "1", "--dim", "16", "--sample", "0", "--threads", "1"]
+    learned = run_hsw2v(tmp_path, "train", corpus, *common, "--save-model", "s.npz")
+    assert learned.returncode == 0, learned.stderr
+    assert "a first pass of 1 epoch on a Huffman tree" in learned.stderr
+    plain = run_hsw2v(tmp_path, "train", corpus, *common, "--tree", "huffman",
+                      "--save-model", "h.npz", "--quiet")
+    assert plain.returncode == 0 and plain.stderr == "", plain.stderr
+    s, h = load_model(str(tmp_path / "s.npz")), load_model(str(tmp_path / "h.npz"))
+    assert (s.settings.tree, s.settings.split, s.settings.tree_epochs, s.settings.epochs) == (
+        "semantic", "adaptive", 1, 3) and s.tree.kind == "semantic-adaptive"
+    assert (h.settings.tree, h.settings.epochs, len(h.epoch_loss)) == ("huffman", 5, 5)
+    assert len(s.epoch_loss) == 3
+    for m, margin in ((s, 2.0), (h, None)):
+        ids = [[m.vocab.index[w] for w in g] for g in groups]
+        same = np.mean([_shared_ancestors(m.tree, a, b) for g in ids for a in g for b in g if a < b])
+        apart = np.mean([_shared_ancestors(m.tree, a, b) for g, k in zip(ids, ids[1:])
+                         for a in g for b in k])
+        if margin:
+            assert same > apart + margin, (same, apart)
+        else:
+            assert same < apart + 1.0, (same, apart)
+
+
 def test_one_shot_semantic_tree_with_balanced_split(tmp_path, planted):
     from hsw2v.model.reading import load_model
 

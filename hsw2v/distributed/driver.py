@@ -38,6 +38,7 @@ import os
 import sys
 import time
 import uuid
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -224,8 +225,10 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
         else:
             s = TrainSettings.given({**settings, "threads": threads}).resolved()
             if not tree_builders[s.tree].on_dask and settings.get("tree") is None:
+                warnings.warn(f"{param('engine', 'dask')} trains {s.arch} on a Huffman tree: its "
+                              f"default {s.tree} tree is learned only with "
+                              f"{param('engine', 'local')}", stacklevel=2)
                 s = TrainSettings.given({**settings, "threads": threads, "tree": "huffman"}).resolved()
-                # (a kind whose default tree is learned locally: Huffman, on Dask)
         if not tree_builders[s.tree].on_dask:
             here = [k for k, b in tree_builders.items() if b.on_dask]
             raise HSW2VError(f"{param('engine', 'dask')} builds these trees: {', '.join(here)}; "

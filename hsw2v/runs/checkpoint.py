@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from ..errors import HSW2VError, param
 from ..model.model import Model
 from ..model.reading import load_model
+from ..settings import TrainSettings
 from ..system.files import atomic_write
 
 CHECKPOINT_FORMAT = "hsw2v-checkpoint"
@@ -64,12 +65,15 @@ class Position:
 
 
 def save_checkpoint(path: str, model: Model, position: Position,
-                    outputs: dict[str, str | None] | None = None) -> None:
+                    outputs: dict[str, str | None] | None = None,
+                    then: TrainSettings | None = None) -> None:
     """Write the model, the run's position and its ``outputs`` (what the run writes
     at its end, by option: ``{"-o": "v.txt", "--save-model": None}``) to ``path``,
-    atomically."""
+    atomically. ``then``: the run's settings, when ``model`` is the first pass a
+    tree is learned from (:func:`tree_pass_of`)."""
     record = json.dumps({"format": CHECKPOINT_FORMAT, **asdict(position),
-                         "outputs": outputs or {}}).encode()
+                         "outputs": outputs or {},
+                         **({"then": then.record()} if then is not None else {})}).encode()
     with atomic_write(path, "wb") as f:
         model.write(f, extra={CHECKPOINT_MEMBER: record})
 
@@ -79,6 +83,7 @@ def load_checkpoint(path: str) -> tuple[Model, Position]:
     model = load_model(path)
     record = _record(path)
     record.pop("outputs", None)
+    record.pop("then", None)
     try:
         position = Position(**record)
         position.check(model.settings.epochs)
@@ -97,13 +102,31 @@ def checkpoint_outputs(path: str) -> dict[str, str | None]:
     return outputs
 
 
-def say_resuming(path: str, position: Position, epochs: int) -> None:
-    """Say on stderr where a resumed run takes up the run saved in ``path``."""
+def tree_pass_of(path: str) -> TrainSettings | None:
+    """The settings of the run whose first pass, on a Huffman tree, checkpoint
+    ``path`` holds (its tree is learned from that pass once it ends); None for a
+    checkpoint of the run's own epochs."""
+    then = _record(path).get("then")
+    if then is None:
+        return None
+    try:
+        return TrainSettings.from_record(then).resolved()
+    except HSW2VError as e:
+        raise HSW2VError(f"{path}: corrupt checkpoint (the run's settings: {e})") from None
+
+
+def say_resuming(path: str, position: Position, epochs: int, stage: str = "") -> None:
+    """Say on stderr where a resumed run takes up the run saved in ``path`` (in
+    ``stage``, when that is not the run's own epochs)."""
+    within = f" in {stage}" if stage else ""
     if position.epoch >= epochs:
-        sys.stderr.write(f"hsw2v: resuming {path}: its {epochs} epochs are done, nothing is left to train\n")
+        done = f"{stage} is done" if stage else (f"its {epochs} epochs are done, nothing is left "
+                                                 "to train")
+        sys.stderr.write(f"hsw2v: resuming {path}: {done}\n")
         return
     into = f", {position.epoch_words:,} words into it" if position.epoch_words else ""
-    sys.stderr.write(f"hsw2v: resuming {path} at epoch {position.epoch + 1} of {epochs}{into}\n")
+    sys.stderr.write(f"hsw2v: resuming {path}{within} at epoch {position.epoch + 1} of "
+                     f"{epochs}{into}\n")
 
 
 def _record(path: str) -> dict:
@@ -133,6 +156,8 @@ class Checkpoints:
             raise HSW2VError(f"{param('checkpoint_every')} must be ≥ 0 minutes, got {minutes}")
         self.path = path
         self.outputs = outputs
+        self.then: TrainSettings | None = None
+        """While a first pass trains: the run's settings (saved with it)."""
         self.seconds = 60.0 * minutes
         self.last = time.monotonic()
 
@@ -140,5 +165,5 @@ class Checkpoints:
         return time.monotonic() - self.last >= self.seconds
 
     def save(self, model: Model, position: Position) -> None:
-        save_checkpoint(self.path, model, position, self.outputs)
+        save_checkpoint(self.path, model, position, self.outputs, self.then)
         self.last = time.monotonic()

@@ -21,9 +21,9 @@ from ..system.compiling import CompileWatch, about
 from ..system.memory import release_compiler_pages, release_free_memory
 from ..text.reader import Source, as_source, describe, rereadable
 from ..training.kinds import model_kind
-from ..trees.registry import TreeInputs, build_tree, tree_builder, tree_for
+from ..trees.registry import TreeBuilder, TreeInputs, build_tree, tree_builder, tree_for
 from ..trees.tree import Tree
-from .checkpoint import Checkpoints, Position, load_checkpoint, say_resuming
+from .checkpoint import Checkpoints, Position, load_checkpoint, say_resuming, tree_pass_of
 from .common import (
     CONTINUED,
     carried_settings,
@@ -119,7 +119,7 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
             began, compiled = time.perf_counter(), watch.seconds
             tree, first_pass = _make_tree(path, start.vocab, s, tree_from, progress,
                                           start.spool if start.spool and start.spool.usable
-                                          else None, start.type_ids, start.per_epoch)
+                                          else None, start.type_ids, start.per_epoch, saver)
             seconds["tree"] = time.perf_counter() - began - (watch.seconds - compiled)
             if first_pass is not None:  # (its seconds: the threads', compiles excluded)
                 seconds["first_pass"] = first_pass.seconds["train"]
@@ -269,6 +269,10 @@ def _resume(corpus: Source, resume: str, saver: Checkpoints | None, progress: bo
     s = carried_settings(model.settings, settings, ("threads",),
                  f"{resume}: a resumed run keeps the checkpoint's")
     model.settings = s
+    then = tree_pass_of(resume)
+    if then is not None:
+        return _resume_first_pass(corpus, resume, model, position, replace(then, threads=s.threads),
+                                  saver, progress)
     if progress:
         say_resuming(resume, position, s.epochs)
     with rereadable(corpus) as path, first_kernel_ahead(s):
@@ -279,15 +283,44 @@ def _resume(corpus: Source, resume: str, saver: Checkpoints | None, progress: bo
     return model
 
 
+def _resume_first_pass(corpus: Source, resume: str, first_pass: Model, position: Position,
+                       s: TrainSettings, saver: Checkpoints | None, progress: bool) -> Model:
+    """Go on with a run saved in its first pass (checkpoint ``resume``): that pass
+    to its end, the tree learned from it, then the run's epochs (settings ``s``)."""
+    if progress:
+        say_resuming(resume, position, first_pass.settings.epochs, "the first pass (on a Huffman "
+                     "tree, for the tree this run learns)")
+    with rereadable(corpus) as path, first_kernel_ahead(s):
+        tree = _tree_after_first_pass(path, first_pass, s, position, progress, None, None, saver)
+        model = _starting_model(first_pass.vocab, tree, s, None, first_pass)
+        model.epoch_loss, seconds = run_epochs(path, model, s, progress,
+                                               Position(position.per_epoch, position.exact), None,
+                                               None, saver)
+    check_converging(model)
+    model.seconds = {"first_pass": first_pass.seconds["train"], "train": seconds}
+    return model
+
+
+def _before_tree(builder: TreeBuilder, first_pass: Model) -> None:
+    """Free what a tree's build does not read before it runs: the first pass's inner
+    nodes (the run's start afresh) and, once the builder's kernels are loaded,
+    LLVM's pages (:func:`release_compiler_pages`)."""
+    first_pass.node_vectors = np.empty((0, first_pass.dim), dtype=np.float32)
+    if builder.compile_kernels is not None:
+        builder.compile_kernels(first_pass)
+    release_free_memory()
+    release_compiler_pages()
+
+
 def _make_tree(path: Source, vocab: Vocab, s: TrainSettings, tree_from: Model | None,
                progress: bool, spool: TokenSpool | None = None,
-               type_ids: list[np.ndarray] | None = None, per_epoch: int = 0
-               ) -> tuple[Tree, Model | None]:
+               type_ids: list[np.ndarray] | None = None, per_epoch: int = 0,
+               saver: Checkpoints | None = None) -> tuple[Tree, Model | None]:
     """The tree ``s.tree`` asks for, from its builder in the registry; and the model
     of the first pass, if one was trained here. A builder that learns from a
     model's context vectors uses ``tree_from``; without it, a first pass of
     ``s.tree_epochs`` over a Huffman tree trains that model (one-shot), from the
-    run's token ``spool`` if it has one."""
+    run's token ``spool`` if it has one, checkpointed by ``saver``."""
     kind = tree_for(s.tree, tree_from is not None)
     builder = tree_builder(kind)
     if builder.learns_from_model and tree_from is None:
@@ -298,15 +331,36 @@ def _make_tree(path: Source, vocab: Vocab, s: TrainSettings, tree_from: Model | 
         first_pass = fresh_model(vocab, build_tree("huffman", TreeInputs(
             vocab.words, vocab.counts, first)), first)
         position = Position(per_epoch or vocab.total, exact=per_epoch > 0)
-        with about(f"the {s.arch} training kernel and the {kind} tree's kernels for dim {s.dim}",
-                   whole=True):
-            first_pass.epoch_loss, seconds = run_epochs(path, first_pass, first, progress,
-                                                        position, spool, type_ids, stage="tree pass")
-            first_pass.seconds = {"train": seconds}
-            check_converging(first_pass)
-            if progress:  # (a pass over the text and the splits: a second or more)
-                sys.stderr.write(f"hsw2v: learning the {kind} tree from the first pass's "
-                                 "context vectors\n")
-            tree = build_tree(kind, TreeInputs(vocab.words, vocab.counts, s, first_pass, path))
+        tree = _tree_after_first_pass(path, first_pass, s, position, progress, spool, type_ids,
+                                      saver)
         return tree, first_pass
     return build_tree(kind, TreeInputs(vocab.words, vocab.counts, s, tree_from, path)), None
+
+
+def _tree_after_first_pass(path: Source, first_pass: Model, s: TrainSettings, position: Position,
+                           progress: bool, spool: TokenSpool | None,
+                           type_ids: list[np.ndarray] | None, saver: Checkpoints | None) -> Tree:
+    """Train the first pass ``first_pass`` (on a Huffman tree, with its own settings)
+    from ``position`` to its end, then learn the run's tree (``s.tree``) from it.
+    Its checkpoints hold the run's settings ``s``, so a resumed run goes on from
+    the pass to the tree and the run's epochs."""
+    kind = tree_for(s.tree, False)
+    with about(f"the {s.arch} training kernel and the {kind} tree's kernels for dim {s.dim}",
+               whole=True):
+        if saver is not None:
+            saver.then = s
+        try:
+            first_pass.epoch_loss, seconds = run_epochs(
+                path, first_pass, first_pass.settings, progress, position, spool, type_ids, saver,
+                stage="tree pass")
+        finally:
+            if saver is not None:
+                saver.then = None
+        first_pass.seconds = {"train": seconds}
+        check_converging(first_pass)
+        if progress:  # (a pass over the text and the splits: a second or more)
+            sys.stderr.write(f"hsw2v: learning the {kind} tree from the first pass's "
+                             "context vectors\n")
+        _before_tree(tree_builder(kind), first_pass)
+        return build_tree(kind, TreeInputs(first_pass.vocab.words, first_pass.vocab.counts, s,
+                                           first_pass, path))

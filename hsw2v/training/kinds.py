@@ -173,11 +173,17 @@ def _lbl_alpha(s: Any) -> float:
     return 0.025 if s.tree == "semantic" else 0.05
 
 
-def _lbl_split(s: Any) -> str:
-    """An LBL's semantic trees are ADAPTIVE, one code a word (ADAPTIVE(0.25) was
-    0.6% lower in perplexity for a quarter more time: the language-model
-    benchmark page)."""
+def _adaptive_on_semantic(s: Any) -> str:
+    """CBOW's and an LBL's semantic trees are ADAPTIVE, one code a word (CBOW: the
+    trees guide's table; LBL: ADAPTIVE(0.25) was 0.6% lower in perplexity for a
+    quarter more time, the language-model benchmark page)."""
     return "adaptive" if s.tree == "semantic" else "balanced"
+
+
+def _cbow_epochs(s: Any) -> int:
+    """3 on a tree learned in this run, after its one-epoch first pass: about the
+    time of 5 epochs on another tree (the trees guide's table)."""
+    return 3 if s.tree == "semantic" else 5
 
 
 def _lbl_epochs(s: Any) -> int:
@@ -187,7 +193,8 @@ def _lbl_epochs(s: Any) -> int:
 
 
 _lbl_alpha.shown = "0.025 on a semantic tree, 0.01 with full position weights, else 0.05"  # type: ignore[attr-defined]  # noqa: E501
-_lbl_split.shown = "adaptive with a semantic tree"  # type: ignore[attr-defined]  (for --help)
+_adaptive_on_semantic.shown = "adaptive with a semantic tree"  # type: ignore[attr-defined]  (for --help)
+_cbow_epochs.shown = "3 on a semantic tree, else 5"  # type: ignore[attr-defined]
 _lbl_epochs.shown = "2 on a semantic tree, else 3"  # type: ignore[attr-defined]
 
 
@@ -218,7 +225,10 @@ model_kinds: dict[str, ModelKind] = {
         ".cbow", alpha=0.05, round_words=1_000_000,
         examples_per_context_word=False, settings=(Setting(
             "cbow_mean", True, "CBOW context vector: mean or sum of the context word vectors.",
-            flag="--cbow-mean/--cbow-sum"),), hot_nodes=256, hot_sync_words=256, fast_rows=32,
+            flag="--cbow-mean/--cbow-sum"),),
+        defaults={"tree": "semantic", "split": _adaptive_on_semantic, "epochs": _cbow_epochs,
+                  "tree_epochs": 1},
+        hot_nodes=256, hot_sync_words=256, fast_rows=32,
         edge=True, thread_parts=True),
     "skipgram": ModelKind(
         "skipgram", "Skip-gram predicts a word from each context word's vector.",
@@ -233,7 +243,7 @@ model_kinds: dict[str, ModelKind] = {
             "position_weights", "diagonal", "lbl: each position's weights on its word's vector, "
             "a D-vector (diagonal) or a D×D matrix (full).", choices=POSITION_WEIGHTS),),
         defaults={"sample": 0.0, "node_bias": True, "alpha": _lbl_alpha, "window": 16,
-                  "tree": "semantic", "split": _lbl_split, "epochs": _lbl_epochs,
+                  "tree": "semantic", "split": _adaptive_on_semantic, "epochs": _lbl_epochs,
                   "tree_epochs": 1},
         structural=("window", "position_weights"), private_words=64,
         check=_lbl_check),

@@ -43,7 +43,7 @@ class ContextSums(NamedTuple):
     config: Any
     syn0: np.ndarray
     H: np.ndarray
-    sums: np.ndarray  # float64 (V, D)
+    sums: np.ndarray  # float32 (V, D)
     counts: np.ndarray  # int64 (V)
     extra: tuple  # the kind's other matrices
 
@@ -77,7 +77,7 @@ def _context_sums(model, config) -> ContextSums:
     """A walk's visitor over ``model``'s vectors, its sums at zero."""
     return ContextSums(config, model.vectors,
                        np.empty((2 * model.settings.window, model.dim), dtype=np.float32),
-                       np.zeros(model.vectors.shape, dtype=np.float64),
+                       np.zeros(model.vectors.shape, dtype=np.float32),
                        np.zeros(len(model.vocab), dtype=np.int64), model.extra_matrices)
 
 
@@ -97,8 +97,11 @@ def compile_kernels(model) -> None:
 
 
 def context_means(model, corpus: Source, threads: int | None = None) -> np.ndarray:
-    """Each word's mean context vector h over ``corpus`` (input vector if it has none);
-    ``threads`` walk blocks at once (default: every core), each into sums of its own."""
+    """Each word's mean context vector h over ``corpus`` (input vector if it has none),
+    float32 (V, D); ``threads`` walk blocks at once (default: every core), each into
+    float32 sums of its own (a vocabulary's vectors each: float64 sums and a float64
+    copy of the means took twice a Huffman run's memory), added into the first's and
+    divided there."""
     window = model.settings.window
     config = model_kind(model.arch).config_of(replace(model.settings, cbow_mean=True))
     table = WordTable.of_vocab(model.vocab)
@@ -118,14 +121,16 @@ def context_means(model, corpus: Source, threads: int | None = None) -> np.ndarr
 
     for _ in ordered_map(make_worker, iter_blocks(corpus), threads or os.cpu_count() or 1):
         pass
-    sums, counts = workers[0]
-    for more_sums, more_counts in workers[1:]:  # (in the order the workers were made)
+    sums, counts = workers.pop(0)
+    while workers:  # (in the order the workers were made, each freed once added)
+        more_sums, more_counts = workers.pop(0)
         sums += more_sums
         counts += more_counts
+        del more_sums
     seen = counts > 0
-    out = model.vectors.astype(np.float64).copy()
-    out[seen] = sums[seen] / counts[seen, None]
-    return out.astype(np.float32)
+    np.divide(sums, np.maximum(counts, 1)[:, None], out=sums, casting="same_kind")
+    sums[~seen] = model.vectors[~seen]
+    return sums
 
 
 @njit(inline="always", **JIT)

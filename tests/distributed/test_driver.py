@@ -259,7 +259,11 @@ def test_scheduler_and_workers_started_apart(tmp_path, scheduler_address):
                        "--epochs", "3", "--sample", "0", "--round-words", "3000",
                        "-o", "v.txt", "--save-model", "m.npz")
     assert result.returncode == 0, result.stderr
+    said = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert said == ["hsw2v: warning: --engine dask trains cbow on a Huffman tree: its default "
+                    "semantic tree is learned only with --engine local"]  # (CBOW's default tree)
     model = hsw2v.load_model(str(tmp_path / "m.npz"))
+    assert model.tree.kind == "huffman" and model.settings.epochs == 3
     assert neighbour_accuracy(model, groups) >= 0.95
     assert hsw2v.read_vectors(str(tmp_path / "v.txt")).words == model.words
 

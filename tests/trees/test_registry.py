@@ -144,6 +144,40 @@ def test_context_means_fall_back_to_input_vectors(tmp_path):
     np.testing.assert_allclose(X[a], m.vectors[b], rtol=1e-6)  # a's context is always b
 
 
+@pytest.mark.parametrize("arch", ["cbow", "skipgram"])
+def test_context_means_are_those_of_a_brute_force_walk(tmp_path, arch):
+    """Each word's mean context vector, against numpy over every position of every
+    line with the full window: CBOW's h is the mean of the context's rows, skip-gram
+    counts each context row; float32 sums, summed by one thread or two."""
+    rng = np.random.default_rng(4)
+    lines = [" ".join(f"w{int(x)}" for x in rng.zipf(1.3, rng.integers(1, 30)) % 60)
+             for _ in range(400)]
+    path = tmp_path / "c.txt"
+    path.write_text("\n".join(lines) + "\n")
+    m = hsw2v.train(str(path), arch=arch, min_count=2, dim=6, epochs=1, window=3, tree="huffman",
+                    threads=1, progress=False)
+    sums = np.zeros((len(m.vocab), m.dim))
+    n = np.zeros(len(m.vocab))
+    for line in lines:
+        ids = [m.vocab.index[w] for w in line.split() if w in m.vocab.index]
+        for i, target in enumerate(ids):
+            ctx = [ids[j] for j in range(max(0, i - 3), min(len(ids), i + 4)) if j != i]
+            if not ctx:
+                continue
+            rows = m.vectors[ctx].astype(np.float64)
+            if arch == "cbow":
+                sums[target] += rows.mean(axis=0)
+                n[target] += 1
+            else:
+                sums[target] += rows.sum(axis=0)
+                n[target] += len(ctx)
+    want = np.where(n[:, None] > 0, sums / np.maximum(n, 1)[:, None], m.vectors)
+    for threads in (1, 2):
+        got = context_means(m, str(path), threads)
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)  # (float32 sums)
+
+
 def test_train_with_each_tree_and_predict(tmp_path):
     corpus = str(REPO / "data" / "enwiki-1m.txt.gz")
     base = hsw2v.train(corpus, max_vocab=800, dim=8, epochs=1, progress=False)

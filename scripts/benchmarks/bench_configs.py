@@ -1,0 +1,168 @@
+#!/usr/bin/env python
+"""Compare hsw2v configurations over several seeds: the vectors' quality on every
+set, the whole job's wall time and peak memory.
+
+Each configuration is a line of ``hsw2v train`` options. Every run is a separate
+``hsw2v train`` process doing the whole job (count, learn the tree if asked,
+train, write the vectors), timed from outside; for each seed the configurations
+run one after another, so a slow spell of the machine falls on all of them.
+
+    python scripts/benchmarks/bench_configs.py --seeds 5 --pairs DIR
+    python scripts/benchmarks/bench_configs.py --seeds 5 \\
+        --config "huffman 5=--tree huffman --epochs 5" \\
+        --config "semantic adaptive T1 E3=--tree semantic --split adaptive --tree-epochs 1 --epochs 3"
+
+Every run trains on ``../shared/data/enwiki-17m.txt.gz`` with dim 100, window 5,
+min-count 5, sample 1e-3 and 2 threads unless a configuration says otherwise. The
+vectors are scored on the Google analogies (the 30k most frequent words,
+case-insensitive; also its semantic and syntactic halves), WordSim-353,
+SimLex-999 and every word-pair file of ``--pairs DIR``. The table gives each
+score's mean ± standard error over the seeds, the median wall time and peak RSS,
+and each configuration's difference from the first in standard errors of the
+difference, and the median of its per-seed wall-time ratios to the first.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))  # measure this checkout, whatever copy of hsw2v is installed
+DATA = REPO.parent / "shared" / "data"
+
+WARM_UP = REPO / "hsw2v" / "datasets" / "enwiki-1m.txt.gz"
+"""Each configuration first trains on this bundled corpus, untimed."""
+
+DEFAULT_CONFIGS = {
+    "default": "",
+    "huffman, 5 epochs": "--tree huffman --epochs 5",
+}
+"""Without ``--config``: the default job against the Huffman tree's."""
+
+BASE = ["--dim", "100", "--window", "5", "--min-count", "5", "--sample", "1e-3",
+        "--threads", "2"]
+
+
+def parse_config(text: str) -> tuple[str, list[str]]:
+    """``NAME=OPTIONS`` as a name and its option list."""
+    name, sep, options = text.partition("=")
+    if not sep or not name.strip():
+        raise SystemExit(f"--config wants NAME=OPTIONS, got {text!r}")
+    return name.strip(), shlex.split(options)
+
+
+def run_once(corpus: str, options: list[str], seed: int, out: Path, pairs: str | None) -> dict:
+    """One whole ``hsw2v train`` process: its wall time, peak RSS and scores."""
+    cmd = [sys.executable, "-m", "hsw2v", "train", corpus, "-o", str(out), "--binary",
+           "--no-cache", "--quiet", "--seed", str(seed), *BASE, *options]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        sys.exit(f"{shlex.join(cmd)} failed:\n{err[-2000:]}")
+    return {"wall": wall, "rss_mb": usage.ru_maxrss / 1024, **score(str(out), pairs)}
+
+
+def score(vectors_path: str, pairs: str | None) -> dict:
+    """The Google analogies (all, semantic, syntactic), WS353, SimLex and every
+    word-pair file of the folder ``pairs``."""
+    from hsw2v.evaluation.evaluate import evaluate_analogies, evaluate_word_pairs
+    from hsw2v.model.reading import read_vectors
+
+    v = read_vectors(vectors_path)
+    google = evaluate_analogies(v, str(DATA / "questions-words.txt"), restrict=30000)
+    halves = {"semantic": [0, 0], "syntactic": [0, 0]}
+    for section in google["sections"]:
+        half = halves["syntactic" if section["section"].startswith("gram") else "semantic"]
+        half[0] += section["correct"]
+        half[1] += section["correct"] + section["incorrect"]
+    scores = {"google": google["accuracy"],
+              **{name: right / asked for name, (right, asked) in halves.items()},
+              "ws353": evaluate_word_pairs(v, str(DATA / "wordsim353.tsv"))["spearman"],
+              "simlex": evaluate_word_pairs(v, str(DATA / "simlex999.txt"))["spearman"]}
+    for path in sorted(Path(pairs).iterdir()) if pairs else []:
+        if path.is_file():
+            scores[path.stem] = evaluate_word_pairs(v, str(path))["spearman"]
+    return scores
+
+
+def mean_se(xs: list[float]) -> tuple[float, float]:
+    """The mean of ``xs`` and its standard error (0 for one value)."""
+    return statistics.mean(xs), (statistics.stdev(xs) / len(xs) ** 0.5 if len(xs) > 1 else 0.0)
+
+
+def report(results: dict[str, list[dict]], configs: dict[str, list[str]]) -> None:
+    """Print the table of means ± standard errors, and the differences from the first."""
+    names = [k for k in next(iter(results.values()))[0] if k not in ("wall", "rss_mb")]
+    first = next(iter(results))
+    print("\n| configuration | wall s | ratio | peak RSS MB | "
+          + " | ".join(names) + " |")
+    print("|---" * (len(names) + 4) + "|")
+    for name, runs in results.items():
+        wall = statistics.median(r["wall"] for r in runs)
+        ratio = statistics.median(r["wall"] / f["wall"] for r, f in zip(runs, results[first]))
+        rss = statistics.median(r["rss_mb"] for r in runs)
+        cells = []
+        for k in names:
+            m, se = mean_se([r[k] for r in runs])
+            scale = 100 if k in ("google", "semantic", "syntactic") else 1
+            cells.append(f"{scale * m:.2f} ± {scale * se:.2f}" if scale > 1 else f"{m:.4f} ± {se:.4f}")
+        print(f"| {name} | {wall:.1f} | {ratio:.3f} | {rss:.0f} | " + " | ".join(cells) + " |")
+    for name, runs in list(results.items())[1:]:
+        cells = []
+        for k in names:
+            (a, sa), (b, sb) = mean_se([r[k] for r in runs]), mean_se([r[k] for r in results[first]])
+            se = (sa * sa + sb * sb) ** 0.5
+            scale = 100 if k in ("google", "semantic", "syntactic") else 1
+            cells.append(f"{scale * (a - b):+.{2 if scale > 1 else 4}f}"
+                         + (f" ({(a - b) / se:+.1f})" if se else ""))
+        print(f"| {name} − {first} | | | | " + " | ".join(cells) + " |")
+    print("\noptions: " + "; ".join(f"{n}: {shlex.join(o) or '(the defaults)'}"
+                                    for n, o in configs.items()))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--corpus", default=str(DATA / "enwiki-17m.txt.gz"))
+    p.add_argument("--config", action="append", metavar="NAME=OPTIONS",
+                   help="a configuration: its name and hsw2v train options (repeatable; "
+                        "the first is the one the others are compared with)")
+    p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--first-seed", type=int, default=1)
+    p.add_argument("--pairs", metavar="DIR", help="also score every word-pair file in DIR")
+    p.add_argument("--json", help="also write the raw results here")
+    a = p.parse_args()
+    configs = dict(parse_config(c) for c in a.config) if a.config else {
+        n: shlex.split(o) for n, o in DEFAULT_CONFIGS.items()}
+    results: dict[str, list[dict]] = {name: [] for name in configs}
+    with tempfile.TemporaryDirectory(prefix="hsw2v-configs-") as work:
+        for options in configs.values():  # (compiles, or loads, each one's kernels)
+            run_once(str(WARM_UP), options, 0, Path(work) / "vectors.bin", None)
+        for seed in range(a.first_seed, a.first_seed + a.seeds):
+            for name, options in configs.items():
+                res = run_once(a.corpus, options, seed, Path(work) / "vectors.bin", a.pairs)
+                results[name].append({**res, "seed": seed})
+                print(f"# seed {seed} {name}: {json.dumps(res)}", file=sys.stderr, flush=True)
+    for runs in results.values():
+        for r in runs:
+            r.pop("seed")
+    report(results, configs)
+    if a.json:
+        Path(a.json).write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
