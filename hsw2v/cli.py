@@ -17,7 +17,7 @@ from functools import partial
 
 import click
 
-from .errors import HSW2VError
+from .errors import HSW2VError, HSW2VWarning
 from .model.default_files import (
     DEFAULT_MODEL,
     check_default_output,
@@ -90,6 +90,8 @@ def main() -> None:
 
 
 def _warn(message, *args, **kwargs) -> None:
+    if isinstance(message, HSW2VWarning):
+        message = message.for_command_line()
     click.echo(f"hsw2v: warning: {message}", err=True)
 
 

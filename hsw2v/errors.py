@@ -51,6 +51,18 @@ class HSW2VError(Exception):
         return _PARAM.sub(option, self._marked)
 
 
+class HSW2VWarning(UserWarning):
+    """A warning whose message names parameters as :class:`HSW2VError`'s does:
+    ``str(w)`` the Python names, :meth:`for_command_line` the options."""
+
+    def __init__(self, message: object = "") -> None:
+        self._error = HSW2VError(message)
+        super().__init__(str(self._error))
+
+    def for_command_line(self) -> str:
+        return self._error.for_command_line()
+
+
 class UnknownWordError(HSW2VError, KeyError):
     """A word outside the vocabulary, looked up as ``model["word"]`` or
     ``vectors["word"]``: a :class:`KeyError` too, as gensim's lookups raise."""

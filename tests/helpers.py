@@ -100,7 +100,7 @@ def one_line_error(result: subprocess.CompletedProcess) -> str:
     lines = [ln for ln in result.stderr.replace("\r", "\n").splitlines()  # (warnings and
              if ln.strip() and not (ln.startswith("hsw2v: ")  # notes, such as "compiling",
                                     and not ln.startswith("hsw2v: error: "))  # and bars go)
-             and not ln.startswith(("vocab", "train"))]
+             and not ln.startswith(("vocab", "train", "tree pass"))]
     assert len(lines) == 1 and lines[0].startswith("hsw2v: error: "), result.stderr
     return lines[0]
 

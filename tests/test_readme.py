@@ -56,7 +56,8 @@ def test_the_readmes_python_block_runs_as_pasted(tmp_path):
     def shown(source: str) -> str:
         return outputs[ast.unparse(ast.parse(source))]
 
-    assert re.fullmatch(r"Model<arch=cbow, vocab=\d+, vector_size=100, tree=huffman, epochs=5>\n",
+    assert re.fullmatch(r"Model<arch=cbow, vocab=\d+, vector_size=100, tree=semantic-adaptive, "
+                        r"epochs=3>\n",
                         shown("model"))
     neighbours = ast.literal_eval(shown('model.most_similar("three")'))
     assert {w for w, _ in neighbours[:3]} <= {"two", "four", "five", "six", "seven", "eight"}

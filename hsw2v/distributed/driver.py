@@ -47,7 +47,7 @@ import numpy as np
 from ..counting.corpus import WordCounts, count_words
 from ..counting.counter import merge_two
 from ..counting.vocab import Vocab
-from ..errors import HSW2VError, param
+from ..errors import HSW2VError, HSW2VWarning, param
 from ..model.model import Model
 from ..runs.checkpoint import Checkpoints, Position, load_checkpoint, say_resuming
 from ..runs.schedule import EpochLoss, LearningRate
@@ -225,9 +225,9 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
         else:
             s = TrainSettings.given({**settings, "threads": threads}).resolved()
             if not tree_builders[s.tree].on_dask and settings.get("tree") is None:
-                warnings.warn(f"{param('engine', 'dask')} trains {s.arch} on a Huffman tree: its "
-                              f"default {s.tree} tree is learned only with "
-                              f"{param('engine', 'local')}", stacklevel=2)
+                warnings.warn(HSW2VWarning(
+                    f"{param('engine', 'dask')} trains {s.arch} on a Huffman tree: its default "
+                    f"{s.tree} tree is learned only with {param('engine', 'local')}"), stacklevel=2)
                 s = TrainSettings.given({**settings, "threads": threads, "tree": "huffman"}).resolved()
         if not tree_builders[s.tree].on_dask:
             here = [k for k, b in tree_builders.items() if b.on_dask]

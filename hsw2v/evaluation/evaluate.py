@@ -120,7 +120,9 @@ def evaluate_analogies(
     Returns
     -------
     dict
-        The overall and per-section accuracies, and the out-of-vocabulary counts.
+        The overall and per-section accuracies, and the out-of-vocabulary counts;
+        for a file with ``gram…`` sections and others (the Google set), also the
+        ``semantic`` and ``syntactic`` halves' counts and accuracies.
     """
     if restrict < 1:
         raise HSW2VError("restrict must be positive")
@@ -158,12 +160,33 @@ def evaluate_analogies(
     correct, incorrect, n_oov = int(counts[:, 0].sum()), int(counts[:, 1].sum()), sum(oov)
     return {
         "sections": out_sections,
+        **_halves(out_sections),
         "correct": correct,
         "incorrect": incorrect,
         "oov": n_oov,
         "accuracy": _ratio(correct, correct + incorrect),
         "oov_rate": _ratio(n_oov, correct + incorrect + n_oov),
     }
+
+
+SYNTACTIC_PREFIX = "gram"
+"""The Google set's syntactic sections are named ``gram1-adjective-to-adverb`` and on;
+the others (capitals, currencies, cities, family) are its semantic half."""
+
+
+def _halves(sections: list[dict]) -> dict:
+    """The semantic and syntactic halves' totals (Mikolov et al. 2013), as a section's
+    counts, where the file has sections of both kinds (the Google set); else none."""
+    halves = {"semantic": [s for s in sections if not s["section"].startswith(SYNTACTIC_PREFIX)],
+              "syntactic": [s for s in sections if s["section"].startswith(SYNTACTIC_PREFIX)]}
+    if not all(halves.values()):
+        return {}
+    out = {}
+    for name, part in halves.items():
+        c, i = sum(s["correct"] for s in part), sum(s["incorrect"] for s in part)
+        out[name] = {"correct": c, "incorrect": i, "oov": sum(s["oov"] for s in part),
+                     "accuracy": _ratio(c, c + i)}
+    return out
 
 
 def _ratio(a: int, b: int) -> float:
@@ -339,8 +362,10 @@ def report_lines(report: dict) -> Iterator[str]:
         for sec in a["sections"]:
             yield (f"{sec['section']:<32} {sec['correct']:>6}/{sec['correct'] + sec['incorrect']:<6}"
                    f" {100 * sec['accuracy']:6.2f}%  ({sec['oov']} OOV)")
-        yield (f"{'analogy total':<32} {a['correct']:>6}/{a['correct'] + a['incorrect']:<6}"
-               f" {100 * a['accuracy']:6.2f}%  ({a['oov']} OOV)")
+        for name, part in [(f"{h} half", a[h]) for h in ("semantic", "syntactic") if h in a] + [
+                ("analogy total", a)]:
+            yield (f"{name:<32} {part['correct']:>6}/{part['correct'] + part['incorrect']:<6}"
+                   f" {100 * part['accuracy']:6.2f}%  ({part['oov']} OOV)")
     for p, r in report["pairs"].items():
         yield (f"{p}: spearman {r['spearman']:.4f}, pearson {r['pearson']:.4f}, "
                f"{r['pairs']} pairs, OOV {100 * r['oov_rate']:.1f}%")

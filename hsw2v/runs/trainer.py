@@ -291,13 +291,15 @@ def _resume_first_pass(corpus: Source, resume: str, first_pass: Model, position:
         say_resuming(resume, position, first_pass.settings.epochs, "the first pass (on a Huffman "
                      "tree, for the tree this run learns)")
     with rereadable(corpus) as path, first_kernel_ahead(s):
+        began = time.perf_counter()
         tree = _tree_after_first_pass(path, first_pass, s, position, progress, None, None, saver)
+        built = time.perf_counter() - began - first_pass.seconds["train"]
         model = _starting_model(first_pass.vocab, tree, s, None, first_pass)
         model.epoch_loss, seconds = run_epochs(path, model, s, progress,
                                                Position(position.per_epoch, position.exact), None,
                                                None, saver)
     check_converging(model)
-    model.seconds = {"first_pass": first_pass.seconds["train"], "train": seconds}
+    model.seconds = {"first_pass": first_pass.seconds["train"], "tree": built, "train": seconds}
     return model
 
 

@@ -300,8 +300,10 @@ def score(vectors_path: str, pairs: str | None = None) -> dict:
     from hsw2v.model.reading import read_vectors
 
     v = read_vectors(vectors_path)
+    google = evaluate_analogies(v, str(DATA / "questions-words.txt"), restrict=30000)
     scores = {
-        "analogy": evaluate_analogies(v, str(DATA / "questions-words.txt"), restrict=30000)["accuracy"],
+        "analogy": google["accuracy"],
+        "semantic": google["semantic"]["accuracy"], "syntactic": google["syntactic"]["accuracy"],
         "ws353": evaluate_word_pairs(v, str(DATA / "wordsim353.tsv"))["spearman"],
         "simlex": evaluate_word_pairs(v, str(DATA / "simlex999.txt"))["spearman"],
     }
@@ -382,19 +384,22 @@ def report(arch, epochs, threads, runs, tokens, results, peak, peak_source, pair
     (with the word-pair files of the folder ``pair_dir``)."""
     print(f"\n{arch}, {epochs} epoch(s), {threads} threads, median of {runs} runs")
     print(f"words/s: {tokens:,} corpus tokens x epochs / whole-process wall time")
-    print("| system | analogy | WS353 | SimLex | words/s | wall | peak RSS | time vs hsw2v |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| system | analogy | semantic | syntactic | WS353 | SimLex | words/s | wall | peak RSS "
+          "| time vs hsw2v |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     med = {}
     for s, res in results.items():
         m = {k: statistics.median(x[k] for x in res)
-             for k in ("analogy", "ws353", "simlex", "words_per_s", "wall", "rss_mb")}
+             for k in ("analogy", "semantic", "syntactic", "ws353", "simlex", "words_per_s",
+                       "wall", "rss_mb")}
         med[s] = m
         ratio = ""
         if "hsw2v" in results and s != "hsw2v":
             pairs = [x["wall"] / h["wall"] for h, x in zip(results["hsw2v"], res)]
             ratio = (f"{statistics.median(pairs):.2f}x "
                      f"({', '.join(f'{x:.2f}' for x in pairs)})")
-        print(f"| {s} | {100 * m['analogy']:.1f}% | {m['ws353']:.3f} | {m['simlex']:.3f} | "
+        print(f"| {s} | {100 * m['analogy']:.1f}% | {100 * m['semantic']:.1f}% | "
+              f"{100 * m['syntactic']:.1f}% | {m['ws353']:.3f} | {m['simlex']:.3f} | "
               f"{m['words_per_s'] / 1e3:.0f}k | {m['wall']:.1f} s | {m['rss_mb']:.0f} MB | "
               f"{ratio} |")
     best = [s for s in ("gensim", "word2vec.c") if s in med]
@@ -413,7 +418,8 @@ def report(arch, epochs, threads, runs, tokens, results, peak, peak_source, pair
               f"per thread while training = {100 * rate / peak:.0f}% of one core's peak "
               f"({peak / 1e9:.1f} G FMA/s, {peak_source})")
     if runs > 1:
-        spread(results, ["analogy", "ws353", "simlex", *(f.stem for f in pair_files(pair_dir))])
+        spread(results, ["analogy", "semantic", "syntactic", "ws353", "simlex",
+                         *(f.stem for f in pair_files(pair_dir))])
     sys.stdout.flush()
 
 

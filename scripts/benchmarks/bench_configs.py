@@ -83,13 +83,8 @@ def score(vectors_path: str, pairs: str | None) -> dict:
 
     v = read_vectors(vectors_path)
     google = evaluate_analogies(v, str(DATA / "questions-words.txt"), restrict=30000)
-    halves = {"semantic": [0, 0], "syntactic": [0, 0]}
-    for section in google["sections"]:
-        half = halves["syntactic" if section["section"].startswith("gram") else "semantic"]
-        half[0] += section["correct"]
-        half[1] += section["correct"] + section["incorrect"]
-    scores = {"google": google["accuracy"],
-              **{name: right / asked for name, (right, asked) in halves.items()},
+    scores = {"google": google["accuracy"], "semantic": google["semantic"]["accuracy"],
+              "syntactic": google["syntactic"]["accuracy"],
               "ws353": evaluate_word_pairs(v, str(DATA / "wordsim353.tsv"))["spearman"],
               "simlex": evaluate_word_pairs(v, str(DATA / "simlex999.txt"))["spearman"]}
     for path in sorted(Path(pairs).iterdir()) if pairs else []:

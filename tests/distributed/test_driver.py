@@ -22,7 +22,8 @@ from tests.helpers import REPO, hsw2v_command, one_line_error, planted_corpus, r
 
 distributed = pytest.importorskip("distributed")
 
-QUICK = {"min_count": 1, "dim": 16, "epochs": 3, "sample": 0, "seed": 3, "progress": False}
+QUICK = {"min_count": 1, "dim": 16, "epochs": 3, "sample": 0, "seed": 3, "progress": False,
+         "tree": "huffman"}  # (as on Dask; CBOW's default tree is learned locally only)
 
 
 def write_shards(directory, n: int = 3, **corpus) -> tuple[list[str], list[list[str]], str]:
@@ -362,7 +363,7 @@ def test_dask_errors_are_one_line(tmp_path):
     one line each, no traceback, and nothing written."""
     _paths, _, _ = write_shards(tmp_path / "shards", n=2)
     args = ["train", str(tmp_path / "shards"), "--engine", "dask", "--min-count", "1",
-            "--dim", "8", "--epochs", "1", "-o", "v.txt"]
+            "--dim", "8", "--epochs", "1", "--tree", "huffman", "-o", "v.txt"]
     line = one_line_error(run_hsw2v(tmp_path, *args, "--scheduler", "tcp://127.0.0.1:9"))
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in line
     line = one_line_error(run_hsw2v(tmp_path, *args, "--scheduler", "tcp://127.0.0.1:9",
@@ -370,7 +371,8 @@ def test_dask_errors_are_one_line(tmp_path):
     assert "not several" in line
     line = one_line_error(run_hsw2v(tmp_path, *args[:2], "--workers", "2", "-o", "v.txt"))
     assert "--workers goes with --engine dask" in line
-    line = one_line_error(run_hsw2v(tmp_path, *args, "--workers", "1", "--tree", "semantic"))
+    line = one_line_error(run_hsw2v(tmp_path, *args[:-4], "-o", "v.txt", "--workers", "1",
+                                    "--tree", "semantic"))
     assert "--tree semantic is built locally" in line
     (tmp_path / "shards" / "shard9.txt.gz").write_bytes(b"\x1f\x8b\x08\x00 not gzip")
     line = one_line_error(run_hsw2v(tmp_path, *args, "--workers", "2"))
@@ -505,7 +507,8 @@ def test_a_round_trains_a_sparse_replica_to_the_change_of_a_full_copy(tmp_path):
     rng = np.random.default_rng(5)
     dense = rounds.DENSE_WORDS * len(vocab) + 1  # a slice that long copies every row at once
     for arch, words in (("cbow", 700), ("skipgram", 700), ("skipgram", dense)):
-        s = TrainSettings(arch=arch, dim=16, window=3, sample=1e-3, threads=1, seed=7).resolved()
+        s = TrainSettings(arch=arch, dim=16, window=3, sample=1e-3, threads=1, seed=7,
+                          tree="huffman").resolved()
         tree = count_tree(s.tree, vocab.counts, s.seed)
         job = rounds.Job(f"t-{arch}-{words}", vocab, tree, s, 10**6, rounds.row_visits(vocab, tree, s))
         start = rounds.Anchor(0, rng.normal(size=(len(vocab), 16)).astype(np.float32),
@@ -557,7 +560,7 @@ def test_later_epochs_of_a_slice_read_the_workers_spool(tmp_path):
     path.write_text(text)
     vocab = hsw2v.counting.corpus.count_words(str(path), threads=1, min_count=1).to_vocab(1, None)
     s = TrainSettings(arch="cbow", dim=16, window=3, sample=0, threads=1, seed=7, epochs=3,
-                      min_count=1).resolved()
+                      min_count=1, tree="huffman").resolved()
     tree = count_tree(s.tree, vocab.counts, s.seed)
     rng = np.random.default_rng(5)
     start = rounds.Anchor(0, rng.normal(size=(len(vocab), 16)).astype(np.float32),
@@ -691,6 +694,7 @@ def test_losing_the_last_worker_ends_the_run_with_one_line(tmp_path):
         proc = subprocess.Popen([*hsw2v_command(), "train", str(tmp_path / "shards"), "--engine",
                                  "dask", "--scheduler", address, "--min-count", "1", "--dim", "16",
                                  "--epochs", "500", "--round-words", "2000", "--threads", "1",
+                                 "--tree", "huffman",
                                  "--checkpoint", "ck.npz", "--checkpoint-every", "0",
                                  "-o", "v.txt"],
                                 cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,

@@ -194,6 +194,13 @@ def test_analogies_real_file(tmp_path):
     ours = evaluate_analogies(vectors, str(questions), restrict=2500)
     assert ours["correct"] > 0 and ours["oov"] > 0
     assert_analogies_match(ours, kv, questions, 2500, True)
+    _, theirs = kv.evaluate_word_analogies(str(questions), restrict_vocab=2500)
+    for half, syntactic in (("semantic", False), ("syntactic", True)):  # (gensim's sections)
+        part = [t for t in theirs if t["section"] != "Total accuracy"
+                and t["section"].startswith("gram") == syntactic]
+        assert ours[half]["correct"] == sum(len(t["correct"]) for t in part) > 0
+        assert ours[half]["incorrect"] == sum(len(t["incorrect"]) for t in part)
+    assert ours["semantic"]["correct"] + ours["syntactic"]["correct"] == ours["correct"]
 
 
 # ----------------------------------------------------------------- word pairs

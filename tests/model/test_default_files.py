@@ -98,7 +98,7 @@ def test_model_commands_find_the_default_model(trained):
                       *args[1:]).stdout
         assert found and same_output(found, named), (found, named)
     result = hsw2v(d, "tree", "--json")
-    assert result.returncode == 0 and '"kind": "huffman"' in result.stdout
+    assert result.returncode == 0 and '"kind": "semantic-adaptive"' in result.stdout  # (the default)
 
 
 def test_nothing_trained_yet_says_what_to_run(tmp_path):

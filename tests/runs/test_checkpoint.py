@@ -77,7 +77,8 @@ def test_a_resumed_run_writes_the_killed_runs_outputs_and_says_where_it_resumed(
     _, position = load_checkpoint(ck)
     resumed = run_hsw2v(tmp_path, "train", CORPUS, "--resume", ck)
     assert resumed.returncode == 0, resumed.stderr
-    assert f"hsw2v: resuming {ck} at epoch {position.epoch + 1} of 3" in resumed.stderr
+    assert (f"hsw2v: resuming {ck} in the first pass (on a Huffman tree, for the tree this run "
+            f"learns) at epoch {position.epoch + 1} of 1") in resumed.stderr  # (CBOW's default)
     assert (tmp_path / "killed.txt").exists()
     assert not (tmp_path / "vectors.txt").exists() and not (tmp_path / "model.npz").exists()
     assert "saved vectors to killed.txt\n" in resumed.stderr

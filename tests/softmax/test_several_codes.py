@@ -295,8 +295,10 @@ def test_cli_trains_and_describes_a_tree_with_several_codes(tmp_path):
 
 @pytest.mark.parametrize("args, fragment", [
     (["--tree", "semantic", "--split", "adaptive", "--epsilon", "0.5"], "--epsilon must lie"),
-    (["--epsilon", "0.2"], "--epsilon goes with --tree semantic"),
-    (["--tree", "semantic", "--epsilon", "0.2"], "--epsilon goes with --tree semantic --split adaptive"),
+    (["--tree", "huffman", "--epsilon", "0.2"], "--epsilon goes with --tree semantic"),
+    (["--arch", "skipgram", "--epsilon", "0.2"], "--epsilon goes with --tree semantic"),
+    (["--tree", "semantic", "--split", "balanced", "--epsilon", "0.2"],
+     "--epsilon goes with --tree semantic --split adaptive"),
     (["--tree", "semantic", "--split", "adaptive", "--epsilon", "0.2", "--max-codes", "0"],
      "--max-codes must lie"),
     (["--tree", "semantic", "--split", "adaptive", "--epsilon", "0.2", "--max-codes", "1"],

@@ -339,7 +339,7 @@ def test_train_semantic_below_huffman_levels(tmp_path):
     corpus = str(REPO / "data" / "enwiki-1m.txt.gz")
     m = hsw2v.train(corpus, max_vocab=800, dim=8, epochs=1, progress=False, tree="semantic",
                     huffman_levels=4)
-    assert m.tree.kind == "semantic-balanced-below-4"
+    assert m.tree.kind == "semantic-adaptive-below-4"  # (CBOW's split on a semantic tree)
     top = huffman(m.vocab.counts)
     assert all(m.tree.path(w)[1][:4].tolist() == top.path(w)[1][:4].tolist() for w in range(800))
     m.save(str(tmp_path / "m.npz"))
@@ -348,5 +348,5 @@ def test_train_semantic_below_huffman_levels(tmp_path):
     with pytest.raises(HSW2VError, match="^huffman_levels must lie in"):
         hsw2v.train(corpus, tree="semantic", huffman_levels=-1, progress=False)
     with pytest.raises(HSW2VError, match="^huffman_levels goes with tree='semantic'$"):
-        hsw2v.train(corpus, huffman_levels=4, progress=False)
+        hsw2v.train(corpus, tree="huffman", huffman_levels=4, progress=False)
 
