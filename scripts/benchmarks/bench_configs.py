@@ -59,20 +59,39 @@ def parse_config(text: str) -> tuple[str, list[str]]:
     return name.strip(), shlex.split(options)
 
 
+RUN_CLI = """
+import atexit, runpy, sys
+
+rss_file = sys.argv.pop(1)
+
+def peak():  # this process's peak resident set (VmHWM: its own, whatever its parent's)
+    with open("/proc/self/status") as f:
+        kb = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+    with open(rss_file, "w") as out:
+        out.write(str(kb))
+
+atexit.register(peak)
+sys.argv[0] = "hsw2v"
+runpy.run_module("hsw2v", run_name="__main__")
+"""
+"""``python -c RUN_CLI RSS_FILE ARGS…``: ``hsw2v ARGS…``, its peak RSS written to
+RSS_FILE (kB). The rusage of a child counts its parent's resident set at the fork
+(Linux keeps ``ru_maxrss`` across exec), so it is read inside the child."""
+
+
 def run_once(corpus: str, options: list[str], seed: int, out: Path, pairs: str | None) -> dict:
     """One whole ``hsw2v train`` process: its wall time, peak RSS and scores."""
-    cmd = [sys.executable, "-m", "hsw2v", "train", corpus, "-o", str(out), "--binary",
+    rss = out.with_suffix(".rss")
+    cmd = [sys.executable, "-c", RUN_CLI, str(rss), "train", corpus, "-o", str(out), "--binary",
            "--no-cache", "--quiet", "--seed", str(seed), *BASE, *options]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
+    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                          check=False)
     wall = time.perf_counter() - start
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
-        sys.exit(f"{shlex.join(cmd)} failed:\n{err[-2000:]}")
-    return {"wall": wall, "rss_mb": usage.ru_maxrss / 1024, **score(str(out), pairs)}
+        sys.exit(f"{shlex.join(cmd)} failed:\n{proc.stderr.decode(errors='replace')[-2000:]}")
+    return {"wall": wall, "rss_mb": int(rss.read_text()) / 1024, **score(str(out), pairs)}
 
 
 def score(vectors_path: str, pairs: str | None) -> dict:
