@@ -148,18 +148,29 @@ def _first_kernel_key(s: TrainSettings) -> tuple:
 def first_kernel_ahead(s: TrainSettings) -> Iterator[None]:
     """Within the block, a forked child compiles the training kernel that a run with
     settings ``s`` calls first into numba's cache, unless the cache holds it (see
-    :mod:`hsw2v.system.ahead`), while this process compiles the kernel's callees
-    and those of the tree's build, if it learns from vectors; :func:`kernel_setup`
-    waits for the child, then loads the kernel."""
+    :mod:`hsw2v.system.ahead`), while this process compiles the kernel's callees;
+    where the tree is learned from vectors, a second child compiles the kernels of
+    the tree's build. :func:`kernel_setup` waits for the first child, then loads the
+    kernel; :func:`wait_for_tree_kernels` for the second."""
     if first_kernel(s, compile=False) is not None:
         yield
         return
     builder = tree_builders.get(s.tree)
+    with compiling_ahead(_first_kernel_key(s), lambda: first_kernel(s), load_callees):
+        if builder is None or builder.compile_kernels is None:
+            yield
+            return
+        with compiling_ahead(_tree_kernels_key(s),
+                             lambda: builder.compile_kernels(smallest_model(s))):
+            yield
 
-    def meanwhile() -> None:
-        load_callees()
-        if builder is not None and builder.compile_kernels is not None:
-            builder.compile_kernels(smallest_model(s))  # (a tree learned from vectors)
 
-    with compiling_ahead(_first_kernel_key(s), lambda: first_kernel(s), meanwhile):
-        yield
+def _tree_kernels_key(s: TrainSettings) -> tuple:
+    """What tells apart the kernels of the builds of trees learned from vectors."""
+    return "tree kernels", s.arch, s.tree, s.dim
+
+
+def wait_for_tree_kernels(s: TrainSettings) -> None:
+    """Wait for the child of :func:`first_kernel_ahead` that compiles the kernels of
+    the tree's build, if one does (a first run), so that they load from the cache."""
+    wait_for_child(_tree_kernels_key(s), f"the {s.tree} tree's kernels for dim {s.dim}")

@@ -33,7 +33,7 @@ from .common import (
 )
 from .epochs import run_epochs
 from .grow import GROWN, check_growable, grown_model
-from .kernel_setup import first_kernel_ahead
+from .kernel_setup import first_kernel_ahead, wait_for_tree_kernels
 
 
 def build_vocab(corpus: Source, min_count: int = 5, max_vocab: int | None = None,
@@ -363,6 +363,7 @@ def _tree_after_first_pass(path: Source, first_pass: Model, s: TrainSettings, po
         if progress:  # (a pass over the text and the splits: a second or more)
             sys.stderr.write(f"hsw2v: learning the {kind} tree from the first pass's "
                              "context vectors\n")
+        wait_for_tree_kernels(s)
         _before_tree(tree_builder(kind), first_pass)
         return build_tree(kind, TreeInputs(first_pass.vocab.words, first_pass.vocab.counts, s,
                                            first_pass, path))
