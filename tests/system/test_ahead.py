@@ -159,26 +159,32 @@ ONE_CORE = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2,
 
 
 @ONE_CORE
-def test_a_child_compiles_the_training_kernel_ahead(tmp_path):
+@pytest.mark.parametrize("tree", ["huffman", "semantic"])
+def test_a_child_compiles_the_training_kernel_ahead(tmp_path, tree):
     """With numba's cache empty, a forked child compiles the training kernel into it;
     the run waits for the child, reaps it, then loads the kernel without compiling
-    (``compile=False`` only loads)."""
+    (``compile=False`` only loads). Where the tree is learned (CBOW's default), a
+    second child compiles the tree's kernels (the context walk and the split)."""
     probe = (
         "import json, os\n"
-        "from hsw2v.runs.kernel_setup import first_kernel, first_kernel_ahead\n"
+        "from hsw2v.runs.kernel_setup import first_kernel, first_kernel_ahead, "
+        "wait_for_tree_kernels\n"
         "from hsw2v.system import ahead\n"
         "from hsw2v.settings import TrainSettings\n"
-        "s = TrainSettings(dim=13, threads=1).resolved()\n"
+        f"s = TrainSettings(dim=13, threads=1, tree={tree!r}).resolved()\n"
         "before = first_kernel(s, compile=False)\n"
         "with first_kernel_ahead(s):\n"
         "    child = list(ahead._children.values())\n"
         "    ahead.wait_for_child(('first kernel', 'cbow', 13), 'the kernel')\n"
         "    after = first_kernel(s, compile=False)\n"
-        "try:\n"
-        "    os.waitpid(child[0], os.WNOHANG)\n"
-        "    reaped = False\n"
-        "except ChildProcessError:\n"
-        "    reaped = True\n"
+        "    wait_for_tree_kernels(s)\n"
+        "reaped = []\n"
+        "for pid in child:\n"
+        "    try:\n"
+        "        os.waitpid(pid, os.WNOHANG)\n"
+        "        reaped.append(False)\n"
+        "    except ChildProcessError:\n"
+        "        reaped.append(True)\n"
         "print(json.dumps({'before': before is None, 'child': child,\n"
         "                  'after': after is not None, 'reaped': reaped, 'me': os.getpid()}))\n")
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
@@ -188,9 +194,13 @@ def test_a_child_compiles_the_training_kernel_ahead(tmp_path):
     assert result.returncode == 0, result.stderr
     seen = json.loads(result.stdout)
     assert seen["before"], "the cache held the kernel before the child compiled it"
-    assert len(seen["child"]) == 1 and seen["child"][0] != seen["me"]
+    assert len(seen["child"]) == (2 if tree == "semantic" else 1)
+    assert seen["me"] not in seen["child"]
     assert seen["after"], "the child's kernel is not in the cache"
-    assert seen["reaped"]
+    assert all(seen["reaped"])
+    cached = {p.name for p in (tmp_path / "cache").rglob("*.nbi")}
+    for kernel in ("accumulate_contexts", "_split_segments"):  # (the tree's, by the second)
+        assert any(kernel in name for name in cached) == (tree == "semantic"), (kernel, cached)
 
 
 def _cold_run(tmp_path: Path, corpus: Path, name: str) -> subprocess.Popen:
