@@ -442,8 +442,8 @@ def spread(results: dict, names: list[str]) -> None:
 
 
 def mean_se(xs: list[float]) -> tuple[float, float]:
-    """The mean of ``xs`` and its standard error."""
-    return statistics.mean(xs), statistics.stdev(xs) / len(xs) ** 0.5
+    """The mean of ``xs`` and its standard error (0 for one value)."""
+    return statistics.mean(xs), (statistics.stdev(xs) / len(xs) ** 0.5 if len(xs) > 1 else 0.0)
 
 
 def main() -> None:

@@ -34,9 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))  # measure this checkout, whatever copy of hsw2v is installed
-DATA = REPO.parent / "shared" / "data"
+from bench import DATA, REPO, mean_se, score  # (the peers' benchmark's scoring: one home)
 
 WARM_UP = REPO / "hsw2v" / "datasets" / "enwiki-1m.txt.gz"
 """Each configuration first trains on this bundled corpus, untimed."""
@@ -94,29 +92,6 @@ def run_once(corpus: str, options: list[str], seed: int, out: Path, pairs: str |
     return {"wall": wall, "rss_mb": int(rss.read_text()) / 1024, **score(str(out), pairs)}
 
 
-def score(vectors_path: str, pairs: str | None) -> dict:
-    """The Google analogies (all, semantic, syntactic), WS353, SimLex and every
-    word-pair file of the folder ``pairs``."""
-    from hsw2v.evaluation.evaluate import evaluate_analogies, evaluate_word_pairs
-    from hsw2v.model.reading import read_vectors
-
-    v = read_vectors(vectors_path)
-    google = evaluate_analogies(v, str(DATA / "questions-words.txt"), restrict=30000)
-    scores = {"google": google["accuracy"], "semantic": google["semantic"]["accuracy"],
-              "syntactic": google["syntactic"]["accuracy"],
-              "ws353": evaluate_word_pairs(v, str(DATA / "wordsim353.tsv"))["spearman"],
-              "simlex": evaluate_word_pairs(v, str(DATA / "simlex999.txt"))["spearman"]}
-    for path in sorted(Path(pairs).iterdir()) if pairs else []:
-        if path.is_file():
-            scores[path.stem] = evaluate_word_pairs(v, str(path))["spearman"]
-    return scores
-
-
-def mean_se(xs: list[float]) -> tuple[float, float]:
-    """The mean of ``xs`` and its standard error (0 for one value)."""
-    return statistics.mean(xs), (statistics.stdev(xs) / len(xs) ** 0.5 if len(xs) > 1 else 0.0)
-
-
 def report(results: dict[str, list[dict]], configs: dict[str, list[str]]) -> None:
     """Print the table of means ± standard errors, and the differences from the first."""
     names = [k for k in next(iter(results.values()))[0] if k not in ("wall", "rss_mb")]
@@ -131,7 +106,7 @@ def report(results: dict[str, list[dict]], configs: dict[str, list[str]]) -> Non
         cells = []
         for k in names:
             m, se = mean_se([r[k] for r in runs])
-            scale = 100 if k in ("google", "semantic", "syntactic") else 1
+            scale = 100 if k in ("analogy", "semantic", "syntactic") else 1
             cells.append(f"{scale * m:.2f} ± {scale * se:.2f}" if scale > 1 else f"{m:.4f} ± {se:.4f}")
         print(f"| {name} | {wall:.1f} | {ratio:.3f} | {rss:.0f} | " + " | ".join(cells) + " |")
     for name, runs in list(results.items())[1:]:
@@ -139,7 +114,7 @@ def report(results: dict[str, list[dict]], configs: dict[str, list[str]]) -> Non
         for k in names:
             (a, sa), (b, sb) = mean_se([r[k] for r in runs]), mean_se([r[k] for r in results[first]])
             se = (sa * sa + sb * sb) ** 0.5
-            scale = 100 if k in ("google", "semantic", "syntactic") else 1
+            scale = 100 if k in ("analogy", "semantic", "syntactic") else 1
             cells.append(f"{scale * (a - b):+.{2 if scale > 1 else 4}f}"
                          + (f" ({(a - b) / se:+.1f})" if se else ""))
         print(f"| {name} − {first} | | | | " + " | ".join(cells) + " |")
