@@ -58,6 +58,13 @@ def child(system: str, corpus: str, out: str, arch: str, epochs: int, threads: i
                          window=5, min_count=5, sample=1e-3, epochs=epochs, workers=threads,
                          alpha=alpha, seed=seed)
         model.wv.save_word2vec_format(out)
+    elif system == "gensim-ns":  # gensim's own defaults: negative sampling, 5 noise words
+        from gensim.models import Word2Vec
+
+        model = Word2Vec(corpus_file=corpus, sg=int(sg), hs=0, negative=5, vector_size=100,
+                         window=5, min_count=5, sample=1e-3, epochs=epochs, workers=threads,
+                         alpha=0.025, seed=seed)
+        model.wv.save_word2vec_format(out)
     elif system.startswith("word2vec.c"):
         subprocess.run([binary, "-train", corpus, "-output", out, "-cbow", str(int(not sg)),
                         "-size", "100", "-window", "5", "-sample", "1e-3", "-hs", "1",
@@ -329,9 +336,16 @@ def peer_env(system: str, cpu: str | None) -> dict:
     return {}
 
 
+def at_epochs(system: str, epochs: int) -> tuple[str, int]:
+    """``system`` without its ``@E`` (run at E epochs instead of the job's), and its epochs."""
+    name, _, own = system.partition("@")
+    return name, int(own) if own else epochs
+
+
 def run_once(system, corpus, arch, epochs, threads, seed, workdir, binary=None, cpu=None,
              pairs=None) -> dict:
     out = str(workdir / f"{system}-{arch}.txt")
+    system, epochs = at_epochs(system, epochs)
     cmd = [sys.executable, __file__, "--child", system, "--corpus", corpus, "--out", out,
            "--arch", arch, "--epochs", str(epochs), "--threads", str(threads), "--seed", str(seed)]
     if binary:
@@ -459,7 +473,9 @@ def main() -> None:
                    help="of hsw2v, gensim, word2vec.c, word2vec.c-seeded (its seed from the "
                         "run, its end-of-file rewind mended), word2vec.c-stock-start (that "
                         "build, the threads' generators started as stock word2vec.c's), "
-                        "word2vec.c-stock-vectors (its starting vectors stock) and fasttext")
+                        "word2vec.c-stock-vectors (its starting vectors stock), fasttext and "
+                        "gensim-ns (gensim's negative-sampling defaults); SYSTEM@E runs it at "
+                        "E epochs instead of the job's (hsw2v@E too)")
     p.add_argument("--peers", action="store_true",
                    help="every peer: hsw2v, gensim, word2vec.c and fastText (sets --systems)")
     p.add_argument("--cpu", help="compile for this CPU model instead of this machine's: hsw2v's "
@@ -519,10 +535,11 @@ def main() -> None:
         return
     systems = list(PEERS) if a.peers else a.systems.split(",")
     corpora = {s: a.corpus for s in systems}
-    if "gensim" in systems:
-        corpora["gensim"] = line_broken_copy(a.corpus, workdir)
     for s in systems:
-        if s.startswith("word2vec.c") or s == "fasttext":
+        name = at_epochs(s, 0)[0]
+        if name.startswith("gensim"):
+            corpora[s] = line_broken_copy(a.corpus, workdir)
+        if name.startswith("word2vec.c") or name == "fasttext":
             corpora[s] = plain_copy(a.corpus, workdir)
     jobs = [(a.arch, a.epochs)] if a.arch else [("skipgram", 1), ("cbow", 3)]
     from hsw2v.text.reader import (
@@ -533,10 +550,12 @@ def main() -> None:
     raw = []
     with tempfile.TemporaryDirectory() as build:
         builds = {seeded: build_word2vec(Path(build), a.cpu or "native", seeded)
-                  for seeded in {s in SEED_ENV for s in systems if s.startswith("word2vec.c")}}
-        binaries = {s: builds[s in SEED_ENV] for s in systems if s.startswith("word2vec.c")}
+                  for seeded in {at_epochs(s, 0)[0] in SEED_ENV for s in systems
+                                 if s.startswith("word2vec.c")}}
+        binaries = {s: builds[at_epochs(s, 0)[0] in SEED_ENV] for s in systems
+                    if s.startswith("word2vec.c")}
         peak = a.peak_gfma * 1e9 if a.peak_gfma else fma_peak(Path(build), cpu=a.cpu or "native")
-        if "hsw2v" in systems:
+        if any(at_epochs(s, 0)[0] == "hsw2v" for s in systems):
             warm_up(a.cpu)
         if a.cpu:
             print(f"compiled for {a.cpu}: hsw2v's kernels (numba), word2vec.c (gcc -march), "
@@ -548,7 +567,7 @@ def main() -> None:
                 for s in systems:
                     res = run_once(s, corpora[s], arch, epochs, a.threads, seed, workdir,
                                    binaries.get(s), a.cpu, a.pairs)
-                    res["words_per_s"] = tokens * epochs / res["wall"]
+                    res["words_per_s"] = tokens * at_epochs(s, epochs)[1] / res["wall"]
                     results[s].append(res)
                     print(f"# {arch} run {seed} {s}: " + json.dumps(res), file=sys.stderr,
                           flush=True)
