@@ -21,10 +21,10 @@ import numpy as np
 
 from ..counting.corpus import WordTable
 from ..counting.vocab import Vocab, keep_probabilities
-from ..softmax.one_code import subtree_totals
 from ..model.model import Model
 from ..runs.checkpoint import Position
-from ..runs.kernel_setup import HOT_NODES, KernelSetup, hot_inner_nodes, kernel_setup
+from ..runs.kernel_setup import (HOT_NODES, KernelSetup, hot_inner_nodes, kernel_setup,
+                                 subtree_totals)
 from ..runs.common import initial_weights
 from ..runs.epochs import run_epochs
 from ..settings import TrainSettings

@@ -12,7 +12,7 @@ from numba import njit
 
 from ..counting.corpus import WordTable
 from ..errors import HSW2VError, param
-from ..softmax.several_codes import word_log_prob
+from ..softmax.search import word_log_prob
 from ..jit.helpers import KERNEL
 from ..settings import MAX_WINDOW, available_cores, most_threads
 from ..system.parallel import ordered_map

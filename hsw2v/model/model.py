@@ -192,7 +192,7 @@ class Model:
     def predict(self, context: Sequence[str] | str, topn: int = 10) -> list[tuple[str, float]]:
         """The ``topn`` most probable words given the context, most probable first.
 
-        Exact, by best-first search over the tree (see :mod:`hsw2v.softmax.one_code`).
+        Exact, by best-first search over the tree (see :mod:`hsw2v.softmax.search`).
 
         Parameters
         ----------
@@ -209,8 +209,7 @@ class Model:
         """
         topn = positive_count(topn, "topn")
         H = self.context_matrix(context)
-        from ..softmax.several_codes import best_first_codes, search_buffers
-        from ..softmax.one_code import best_first
+        from ..softmax.search import best_first, best_first_codes, search_buffers
 
         topn = min(topn, len(self.vocab))
         words = np.empty(topn, dtype=np.int64)
@@ -230,7 +229,7 @@ class Model:
     def predict_many(self, contexts: Sequence[Sequence[str]], topn: int = 10
                      ) -> list[list[tuple[str, float]]]:
         """:meth:`predict` for many contexts at once, searched in parallel in numba."""
-        from ..softmax.several_codes import best_first_batch
+        from ..softmax.search import best_first_batch
 
         if isinstance(contexts, (str, bytes)):
             raise HSW2VError(f"contexts is a sequence of contexts, each a list of words; got the "
@@ -275,7 +274,7 @@ class Model:
             log P(sentence ``</s>``) (KenLM's ``Model.score(sentence)`` is this
             divided by ln 10).
         """
-        from ..softmax.several_codes import word_log_prob
+        from ..softmax.search import word_log_prob
 
         if context is None:
             return self._sentence_log_prob(words.split() if isinstance(words, str)
@@ -293,7 +292,7 @@ class Model:
         if not self.vocab.markers:
             raise HSW2VError("log_prob(words) without a context needs a language model whose "
                              "lines end with </s> (arch='lbl', trained by this version)")
-        from ..softmax.several_codes import word_log_prob
+        from ..softmax.search import word_log_prob
 
         tokens = [w if w in self.vocab.index else UNKNOWN for w in words] + [SENTENCE_END]
         window = self.settings.window
@@ -306,7 +305,7 @@ class Model:
     def all_log_probs(self, context: Sequence[str] | str) -> np.ndarray:
         """log P(w | context) for every word, by visiting every inner node (brute
         force); a word with several codes sums their probabilities per context row."""
-        from ..softmax.one_code import all_log_probs
+        from ..softmax.search import all_log_probs
 
         H, tree = self.context_matrix(context), self.tree
         out = np.empty(tree.n_leaves, dtype=np.float64)

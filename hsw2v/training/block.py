@@ -23,7 +23,7 @@ import numpy as np
 from numba import literally, njit
 from numba.extending import overload
 
-from ..softmax.several_codes import step_for
+from ..softmax.step import step_for
 from ..softmax.flat import FlatCodes
 from ..jit.helpers import KERNEL, for_dim, prefetch_row, specialised, with_globals
 from .kinds import ModelKind, kind_of_config
@@ -239,9 +239,9 @@ _KERNELS: dict[tuple[str, bool, bool], Any] = {}
 def centre_of(kind: ModelKind, codes: bool = False, bias: bool = False) -> Any:
     """``kind``'s centre step (an ``inline="always"`` numba function) with the SGD
     step for paths with several codes a word or one, and for node vectors with a
-    bias column or without (:func:`hsw2v.softmax.several_codes.step_for`), in place of
-    :func:`hsw2v.softmax.several_codes.target_step`; and ``bias`` as the steps' own
-    :data:`~hsw2v.softmax.one_code.NODE_BIAS`."""
+    bias column or without (:func:`hsw2v.softmax.step.step_for`), in place of
+    :func:`hsw2v.softmax.step.target_step`; and ``bias`` as the steps' own
+    :data:`~hsw2v.softmax.step.NODE_BIAS`."""
     return specialised(kind.steps().centre, target_step=step_for(codes, bias, kind.edge),
                        NODE_BIAS=bias)
 
@@ -251,7 +251,7 @@ def block_kernel_of(kind: ModelKind, codes: bool = False, bias: bool = False) ->
     for paths with several codes a word (:class:`~hsw2v.softmax.flat.FlatCodes`) or one
     (:class:`~hsw2v.softmax.flat.FlatPaths`), and for node vectors with a bias column or
     without (``bias``): its centre step, with the SGD step those paths need
-    (:func:`hsw2v.softmax.several_codes.step_of`), and its context words, inlined into one walk,
+    (:func:`hsw2v.softmax.step.step_for`), and its context words, inlined into one walk,
     with nothing of the other kinds or of the other case of ``bias``. Made once;
     numba caches each of its compilations (the argument types tell the variants of
     ``codes`` apart, the name those of ``bias``)."""

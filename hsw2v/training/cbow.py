@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
 from numba import njit
 
-from ..softmax.several_codes import target_step
-from ..softmax.one_code import context_mean
+from ..softmax.step import target_step
 from ..jit.helpers import KERNEL
 
 
@@ -17,6 +17,20 @@ class Config(NamedTuple):
     sync_every: int  # merge the private hot rows every this many words
     cbow_mean: bool
     fast_rows: int = 0  # merge the hottest this many of them every 64 words (block.merge_due)
+
+
+@njit(**KERNEL, inline="always")
+def context_mean(syn0, rows, n, mean, h, dim):
+    """h = the sum of ``syn0[rows[:n]]``, divided by n if ``mean`` (CBOW's context vector)."""
+    h[:] = 0.0
+    for k in range(n):
+        c = syn0[rows[k]]
+        for d in range(dim):
+            h[d] += c[d]
+    if mean:
+        inv = np.float32(1.0) / np.float32(n)
+        for d in range(dim):
+            h[d] *= inv
 
 
 @njit(**KERNEL, inline="always")

@@ -21,7 +21,7 @@ The kind's own matrices (:attr:`hsw2v.training.kinds.ModelKind.matrices`):
 (i−1)·D … i·D−1), and ``start`` (1, D), the row s.
 
 The step is the gradient step of −log P: the inner nodes on the path move as in
-word2vec (:func:`hsw2v.softmax.several_codes.target_step`), then with
+word2vec (:func:`hsw2v.softmax.step.target_step`), then with
 g = −α ∂(−log P)/∂r̂, each context row r_i += C_iᵀ g and C_i += g r_iᵀ (diagonal:
 c_i += g ⊙ r_i), from the values before the step. A row may stand at several
 positions (the start row before a line's first words, a repeated word). With full
@@ -40,7 +40,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..softmax.several_codes import target_step
+from ..softmax.step import target_step
 from ..jit.helpers import KERNEL
 from .kinds import POSITION_WEIGHTS
 

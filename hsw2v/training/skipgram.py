@@ -12,12 +12,12 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..softmax.several_codes import codes_of, target_step
-from ..softmax.one_code import branch_loss_grad
+from ..softmax.branch import branch_loss_grad
+from ..softmax.step import codes_of, target_step
 from ..jit.helpers import KERNEL
 
 
-NODE_BIAS: bool  # a copy's constant (see hsw2v.softmax.one_code.NODE_BIAS and block.centre_of)
+NODE_BIAS: bool  # a copy's constant (see hsw2v.softmax.step.NODE_BIAS and block.centre_of)
 
 
 class Config(NamedTuple):
@@ -42,7 +42,7 @@ def distinct_run(ctx, start, n):
 def skipgram_in_turn(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows, paths, rows,
                      pairs, path, dim):
     """:func:`skipgram_distinct` for a target with several codes: the context words
-    take turns, as in word2vec.c, each with one :func:`hsw2v.softmax.several_codes.target_step`.
+    take turns, as in word2vec.c, each with one :func:`hsw2v.softmax.step.target_step`.
     Returns Σ_c −log P(target | c)."""
     grad, scratch = rows[1], path[0, 0]
     loss = 0.0
@@ -72,8 +72,8 @@ def skipgram_distinct(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows,
     Σ_{c'<c} (Σ_n g_cn g_c'n) h_c' at the end. The path's nodes are distinct, so
     the scores X (contexts × path) are three small matrix products and a loop over
     the path per context. Inner nodes with ``hot_slot[n] >= 0`` live in the
-    thread's ``hot_rows`` (see :func:`hsw2v.softmax.one_code.hs_step`). ``rows``, ``pairs``,
-    ``path``: a :class:`State`'s scratch. Returns Σ_c −log P(target | c).
+    thread's ``hot_rows`` (see :func:`hsw2v.softmax.one_code.one_code_step`).
+    ``rows``, ``pairs``, ``path``: a :class:`State`'s scratch. Returns Σ_c −log P(target | c).
 
     With a node bias (``syn1`` a column wider than ``dim``), each earlier context's
     step also moved the bias by g, so the Gram entries gain 1 and the bias takes
@@ -148,7 +148,7 @@ def skipgram_distinct(target, ctx, n_ctx, alpha, syn0, syn1, hot_slot, hot_rows,
                 s += G[c, p] * G[c2, p]
             cross[c, c2] = s
     p = 0
-    # The four rows are picked as in hs_step, written out: a shared helper was slower there.
+    # The four rows are picked as in one_code_step, written out: a shared helper was slower there.
     while p + 4 <= n:  # each context's gradient takes four nodes' steps in one store
         n0, n1, n2, n3 = nodes[p0 + p], nodes[p0 + p + 1], nodes[p0 + p + 2], nodes[p0 + p + 3]
         s0, s1, s2, s3 = hot_slot[n0], hot_slot[n1], hot_slot[n2], hot_slot[n3]

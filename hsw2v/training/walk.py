@@ -16,7 +16,6 @@ import numpy as np
 from numba import njit
 from numba.extending import overload
 
-from ..softmax.one_code import gather_context
 from ..jit.helpers import KERNEL, lcg_next, lcg_uniform, with_globals
 from .kinds import kind_of_config
 
@@ -68,6 +67,18 @@ def before_word(visitor, sen, i, m, dim, tick):
 @njit(**KERNEL, inline="always")
 def _nothing_before(visitor, sen, i, m, dim, tick):
     return tick
+
+
+@njit(**KERNEL, inline="always")
+def gather_context(words, lo, hi, i, ctx):
+    """Copy the context of ``words[i]``, ``words[lo:hi]`` without it, into ``ctx``;
+    return its length."""
+    n = 0
+    for j in range(lo, hi):
+        if j != i:
+            ctx[n] = words[j]
+            n += 1
+    return n
 
 
 @njit(**KERNEL, inline="always")

@@ -25,8 +25,7 @@ import numba
 import numpy as np
 
 import hsw2v
-from hsw2v.softmax.several_codes import best_first_batch
-from hsw2v.softmax.one_code import all_log_probs, best_first
+from hsw2v.softmax.search import all_log_probs, best_first, best_first_batch
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 

@@ -1,5 +1,6 @@
-"""Words with several codes (ADAPTIVE(ε) trees): the tree, the training step, the
-exact search, and the model file, each against an independent numpy reference."""
+"""Words with several codes (ADAPTIVE(ε) trees): the tree, the training step,
+the log-probabilities, and the model file, each against an independent numpy
+reference (the exact search: tests/softmax/test_search.py)."""
 import io
 import json
 import subprocess
@@ -12,8 +13,7 @@ import pytest
 
 import hsw2v
 from hsw2v.errors import HSW2VError
-from hsw2v.softmax import several_codes
-from hsw2v.softmax.several_codes import best_first_codes, search_buffers
+from hsw2v.softmax.step import target_step
 from hsw2v.model.reading import load_model
 from hsw2v.training.kinds import model_kinds
 from hsw2v.trees.semantic import semantic_tree
@@ -128,9 +128,8 @@ def test_step_with_several_codes_is_the_exact_gradient(bias):
     for word in many:
         u, grad_h = syn1.copy(), np.zeros(dim, np.float32)
         scratch = np.empty(int((tree.nodes_per_word + tree.codes_per_word).max()), np.float32)
-        loss = several_codes.target_step(h, word, alpha, u, np.full(len(u), -1, np.int32),
-                               np.empty((0, dim + bias), np.float32), tree.flat, grad_h, scratch,
-                               dim)
+        loss = target_step(h, word, alpha, u, np.full(len(u), -1, np.int32),
+                           np.empty((0, dim + bias), np.float32), tree.flat, grad_h, scratch, dim)
         ref = log_prob(h.astype(np.float64), word, tree.children, tree.n_leaves,
                        tree.extra_leaves, syn1)
         assert loss == pytest.approx(-ref, rel=1e-5)
@@ -181,40 +180,6 @@ def codes_model(request, tmp_path_factory):
     m.path = str(tmp_path_factory.mktemp("codes") / f"{request.param}.npz")
     m.save(m.path)
     return m
-
-
-def search(m, context, topn, max_codes):
-    t, H = m.tree, m.context_matrix(context)
-    words, logp = np.empty(topn, np.int64), np.empty(topn)
-    found, expanded = best_first_codes(H, m.node_vectors, t.children, t.root, t.flat, max_codes,
-                                       topn, words, logp,
-                                       search_buffers(t.n_leaves, t.n_words, len(H)))
-    return words[:found].tolist(), logp[:found], expanded
-
-
-def test_search_is_exact_on_60_random_contexts(codes_model):
-    """predict and predict_many return the brute force's top 10 words with their
-    summed probabilities, on 60 random contexts of 1–5 words. The stopping rule is
-    what makes it exact: stopping as with one code a word is wrong for some of the
-    same contexts. The search visits far fewer nodes than the brute force."""
-    m = codes_model
-    rng = np.random.default_rng(11)
-    contexts = [[m.words[i] for i in rng.integers(0, len(m.words), size=rng.integers(1, 6))]
-                for _ in range(60)]
-    batch = m.predict_many(contexts, 10)
-    naive_wrong, expanded = 0, []
-    for context, got_many in zip(contexts, batch):
-        ref = reference_log_probs(m, context)
-        top = np.argsort(-ref, kind="stable")[:10]
-        got = m.predict(context, 10)
-        assert [w for w, _ in got] == [m.words[i] for i in top]
-        np.testing.assert_allclose([p for _, p in got], np.exp(ref[top]), rtol=1e-4)
-        assert got_many == got
-        n = search(m, context, 10, int(m.tree.codes_per_word.max()))[2]
-        expanded.append(n)
-        naive_wrong += search(m, context, 10, 1)[0] != top.tolist()
-    assert naive_wrong > 0
-    assert np.median(expanded) < (m.tree.n_leaves - 1) / 2
 
 
 def test_log_prob_and_all_log_probs_sum_the_codes(codes_model):

@@ -3,7 +3,7 @@ import pytest
 from numba import njit
 
 from hsw2v.counting.vocab import keep_probabilities
-from hsw2v.softmax import one_code
+from hsw2v.softmax.step import step_for
 from hsw2v.jit import helpers
 from hsw2v.training import block
 from hsw2v.training import walk
@@ -15,11 +15,14 @@ from hsw2v.trees.tree import huffman, random_tree
 from tests.helpers import kind_config
 
 
-def hs_step(h, word, alpha, syn1, tree, grad_h):
-    """One hierarchical-softmax step that trains every inner node in place."""
-    return one_code.hs_step(h, word, alpha, syn1, np.full(len(tree) - 1, -1, np.int32),
-                           np.empty((0, len(h)), np.float32), tree.flat, grad_h,
-                           np.empty(tree.depths.max(), np.float32), len(h))
+def one_code_step(h, word, alpha, syn1, tree, grad_h):
+    """One hierarchical-softmax step (:func:`hsw2v.softmax.one_code.one_code_step`,
+    its copy for node vectors with a bias column or without, as ``syn1`` has them)
+    that trains every inner node in place."""
+    step = step_for(False, syn1.shape[1] > len(h))
+    return step(h, word, alpha, syn1, np.full(len(tree) - 1, -1, np.int32),
+                np.empty((0, len(h)), np.float32), tree.flat, grad_h,
+                np.empty(tree.depths.max(), np.float32), len(h))
 
 
 def train(ids, ends, syn0, syn1, tree, keep, window, a0, a1, seed, arch="cbow", hot=None,
@@ -67,13 +70,13 @@ def setup():
     return tree, syn1, h
 
 
-def test_hs_step_matches_numpy_gradient(setup):
+def test_one_code_step_matches_numpy_gradient(setup):
     tree, syn1, h = setup
     alpha = np.float32(0.1)
     for word in range(len(tree)):
         u = syn1.copy()
         grad_h = np.zeros_like(h)
-        loss = hs_step(h, word, alpha, u, tree, grad_h)
+        loss = one_code_step(h, word, alpha, u, tree, grad_h)
         assert loss == pytest.approx(-log_prob(h, word, tree, syn1), rel=1e-5)
         # Reference: d log P / d u_n = (1 - code - σ(h·u_n)) h, and d/dh = Σ (…) u_n.
         nodes, codes = tree.path(word)
@@ -88,13 +91,13 @@ def test_hs_step_matches_numpy_gradient(setup):
         assert np.array_equal(u[untouched], syn1[untouched])
 
 
-def test_hs_step_gradient_is_ascent_direction(setup):
+def test_one_code_step_gradient_is_ascent_direction(setup):
     """Finite differences of log P agree with the analytic gradient step."""
     tree, syn1, h = setup
     word, eps = 5, 1e-3
     grad_h = np.zeros_like(h)
     u = syn1.copy()
-    hs_step(h, word, np.float32(1.0), u, tree, grad_h)
+    one_code_step(h, word, np.float32(1.0), u, tree, grad_h)
     numeric = np.zeros(len(h))
     for d in range(len(h)):
         hp, hm = h.astype(np.float64).copy(), h.astype(np.float64).copy()
@@ -104,7 +107,7 @@ def test_hs_step_gradient_is_ascent_direction(setup):
     np.testing.assert_allclose(grad_h, numeric, rtol=1e-3, atol=1e-5)
 
 
-def test_hs_step_with_node_bias_matches_numpy_and_finite_differences(setup):
+def test_one_code_step_with_node_bias_matches_numpy_and_finite_differences(setup):
     """With a bias column, the score is α + h·u; one step moves α by the same g as
     u (∂score/∂α = 1), checked against numpy and against central differences of
     log P in α, u and h."""
@@ -114,7 +117,7 @@ def test_hs_step_with_node_bias_matches_numpy_and_finite_differences(setup):
     alpha, eps = np.float32(0.1), 1e-4
     for word in range(len(tree)):
         u, grad_h = biased.copy(), np.zeros_like(h)
-        loss = hs_step(h, word, alpha, u, tree, grad_h)
+        loss = one_code_step(h, word, alpha, u, tree, grad_h)
         assert loss == pytest.approx(-log_prob(h, word, tree, biased), rel=1e-5)
         nodes, codes = tree.path(word)
         x = biased[nodes, :-1].astype(np.float64) @ h + biased[nodes, -1]
@@ -146,8 +149,6 @@ def test_edge_step_skips_nodes_scored_beyond_six(setup):
     """word2vec.c's edge (ModelKind.edge): a node whose score h·u is beyond ±6 takes
     no step and adds none to h's, however wrong its branch; the others step as
     without it, and the loss still counts every node. Reference: numpy."""
-    from hsw2v.softmax.several_codes import step_for
-
     tree, syn1, h = setup
     big = syn1 * np.float32(8.0)  # scores on both sides of ±6
     step = step_for(False, False, True)
@@ -304,7 +305,7 @@ def test_skipgram_matches_word2vec_order(repeats, bias):
             for j in range(max(0, i - window + b), min(len(sent), i + window - b + 1)):
                 if j != i:
                     g = np.zeros(D, np.float32)
-                    ref_loss += hs_step(ref0[sent[j]], sent[i], alpha, ref1, tree, g)
+                    ref_loss += one_code_step(ref0[sent[j]], sent[i], alpha, ref1, tree, g)
                     ref0[sent[j]] += g
                     ref_n += 1
         start = end
