@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import HSW2VError, param
 from .model.model import Model
-from .settings import CHECKPOINT_MINUTES, ENGINES, TrainSettings, with_kind_defaults
+from .settings import (
+    CHECKPOINT_MINUTES,
+    ENGINES,
+    FIELDS,
+    TrainSettings,
+    declared_settings,
+    with_kind_defaults,
+)
 from .text.reader import Source
 from .text.sentences import check_paths, is_paths, sentences_file
 from .trees.registry import tree_builders, tree_for
@@ -46,7 +53,6 @@ def train(
     *,
     sentences: Iterable[Sequence[str] | str] | None = None,
     arch: str = "cbow",
-    cbow_mean: bool = True,
     dim: int = 100,
     window: int | None = None,
     min_count: int = 5,
@@ -58,15 +64,7 @@ def train(
     threads: int | None = None,
     seed: int = 1,
     tree: str | Tree | None = None,
-    split: str | None = None,
-    epsilon: float | None = None,
-    tree_epochs: int | None = None,
-    max_codes: int = 4,
-    huffman_levels: int = 0,
-    wordnet: str | None = None,
-    wordnet_rest: str = "huffman",
     node_bias: bool | None = None,
-    position_weights: str = "diagonal",
     spool: bool = True,
     vocab: Vocab | None = None,
     tree_from: Model | None = None,
@@ -105,8 +103,6 @@ def train(
         The model kind: ``"cbow"``, ``"skipgram"`` or ``"lbl"`` (Mnih & Hinton's
         log-bilinear language model: the ``window`` preceding words predict the
         next; see :data:`hsw2v.training.kinds.model_kinds`).
-    cbow_mean
-        CBOW's context vector: the mean (True) or the sum of the context vectors.
     dim
         Vector size.
     window
@@ -138,34 +134,9 @@ def train(
         ``"huffman"``, ``"balanced"``, ``"random"``, ``"fano"``, ``"classes"``,
         ``"semantic"``, ``"wordnet"``) or a ready :class:`~hsw2v.Tree` over
         ``vocab``. Default: [[tree]]; semantic with ``tree_from``.
-    split
-        Semantic trees: how a node's words are split, ``"balanced"`` (halves) or
-        ``"adaptive"`` (each word to its likelier mixture component; see the
-        trees guide). Default: [[split]].
-    epsilon
-        Adaptive split: a word whose responsibility lies within ``epsilon`` of ½
-        goes to both sides and gets several codes (Mnih & Hinton's
-        ADAPTIVE(ε); 0: one code a word). Default: [[epsilon]].
-    tree_epochs
-        A semantic tree learned in this run (no ``tree_from``): the epochs of the
-        first pass, on a Huffman tree, whose predictions the tree is learned
-        from; the run then starts from that pass's word vectors (and the kind's
-        other matrices). Default: [[tree_epochs]].
-    max_codes
-        With ``epsilon``: the most codes a word may get.
-    huffman_levels
-        Semantic trees: keep Huffman's tree down to this depth and group words
-        by meaning only below it.
-    wordnet
-        The WordNet tree: the database's directory (default: ``$WNHOME/dict``,
-        /usr/share/wordnet or NLTK's data).
-    wordnet_rest
-        The WordNet tree: the tree kind over the words WordNet lacks.
+    [[declared]]
     node_bias
         Give every inner node a trained bias. Default: [[node_bias]].
-    position_weights
-        ``lbl``: each position's weights on its word's vector, a D-vector
-        (``"diagonal"``) or a D×D matrix (``"full"``).
     spool
         Keep the counted tokens in an unnamed temporary file (about 2 bytes a
         token), so that epochs do not read and split the text again.
@@ -207,7 +178,8 @@ def train(
         combinations of the weights (default: the model kind's).
     **declared
         The settings of model kinds and trees registered beyond the built-in ones,
-        by the names they declare (:func:`hsw2v.settings.declared_settings`).
+        by the names they declare (:func:`hsw2v.settings.declared_settings`); the
+        built-in ones' are the keywords above that say whose they are.
 
     Returns
     -------
@@ -226,16 +198,17 @@ def train(
     ``None``) keep the saved model's or checkpoint's; one passed at its default
     value is that value.
     """
-    given = checked_arguments(train, locals())
+    given = checked_arguments(train, {**locals(), **declared})
     tree, tree_from, init_model = given["tree"], given["tree_from"], given["init_model"]
     corpus, vocab = given["corpus"], given["vocab"]
     defaults = TrainSettings()
     passed = _PASSED.get()
-    settings = {f.name: given[f.name] for f in fields(TrainSettings)
-                if f.name not in ("tree", "extra")
-                and (f.name in passed and given[f.name] is not None
-                     or given[f.name] != getattr(defaults, f.name))}  # (None: not given)
-    settings.update(declared)  # (TrainSettings.given refuses a name no kind or tree declares)
+    settings = {name: given[name] for name in FIELDS
+                if name != "tree" and name in given
+                and (name in passed and given[name] is not None
+                     or given[name] != getattr(defaults, name))}  # (None: not given)
+    settings.update({k: v for k, v in declared.items() if k not in FIELDS})
+    # (TrainSettings.given refuses a name no kind or tree declares)
     if isinstance(tree, str):
         settings["tree"] = tree
     options = {"vocab": vocab, "tree_from": tree_from, "init_model": init_model,
@@ -250,6 +223,23 @@ def train(
 
 
 
+def _with_declared_keywords(function: Any, after: str) -> None:
+    """Give ``function``'s signature (what ``help()`` and a notebook's completion
+    show) a keyword for each setting that the built-in kinds and trees declare,
+    after parameter ``after``, with its default and type (a :class:`TrainSettings`
+    field's); its ``**declared`` takes them."""
+    import inspect
+
+    signature = inspect.signature(function)
+    params = list(signature.parameters.values())
+    at = [p.name for p in params].index(after) + 1
+    keywords = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
+                                  annotation=f.type)
+                for f in fields(TrainSettings) if f.name in declared_settings()]
+    function.__signature__ = signature.replace(parameters=params[:at] + keywords + params[at:])
+
+
+_with_declared_keywords(train, "tree")
 train.__doc__ = with_kind_defaults(train.__doc__ or "")  # the kinds' defaults, from the registries
 
 _PATHS = ("checkpoint", "resume", "wordnet")
@@ -273,6 +263,8 @@ def checked_arguments(function: Any, arguments: dict[str, Any]) -> dict[str, Any
 
     out = dict(arguments)
     for name, p in inspect.signature(function).parameters.items():
+        if name not in arguments:  # (a declared setting not given)
+            continue
         value, kinds = out.get(name), {k.strip() for k in str(p.annotation).split("|")}
         if value is None and ("None" in kinds or p.default is None):
             continue

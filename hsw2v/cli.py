@@ -176,12 +176,15 @@ def _setting(name: str, help_suffix: str = "", **override):
 
 
 def _declared_options(command):
-    """Options for the settings that model kinds and trees registered beyond the
-    built-in ones declare (:func:`hsw2v.settings.declared_settings`; the built-in
-    ones are TrainSettings fields): unset unless given."""
+    """Options for the settings that model kinds and trees declare
+    (:func:`hsw2v.settings.declared_settings`): a built-in one's from its
+    TrainSettings field (:func:`_setting`); one registered later, unset unless given."""
     from .settings import FIELDS, declared_settings
 
-    for d in reversed([d for d in declared_settings().values() if d.name not in FIELDS]):
+    for d in reversed(declared_settings().values()):
+        if d.name in FIELDS:
+            command = _setting(d.name)(command)
+            continue
         kw: dict = {"default": None, "help": f"{d.help} [{d.default}]"}
         if d.allowed() is not None:
             kw["type"] = click.Choice(list(d.allowed()))
@@ -281,14 +284,13 @@ def vocab(corpus: tuple[str, ...], output: str | None, model_path: str | None, m
               "the user's cache directory (see HSW2V_CACHE_SIZE in the docs' Files guide).")
 @click.option("--save-model", help="Write the full model here (.npz; loads without pickle) "
               f"[{DEFAULT_MODEL} when neither -o nor --save-model is given].")
-@_settings("arch", "cbow_mean", "dim", "window", "min_count", "max_vocab", "sample", "alpha",
+@_settings("arch", "dim", "window", "min_count", "max_vocab", "sample", "alpha",
            "min_alpha", "epochs", "threads", "seed")
 @_setting("tree")
 @click.option("--tree-from", help="semantic: cluster the context vectors of this model (its "
               "vocabulary is used); without it a first Huffman pass is trained (one-shot). "
               "wordnet: split wide nodes by those vectors.")
-@_settings("split", "epsilon", "max_codes", "huffman_levels", "tree_epochs", "wordnet",
-           "wordnet_rest", "node_bias", "position_weights")
+@_setting("node_bias")
 @_declared_options
 @click.option("--read-vocab", help="Use this 'word count' file instead of counting the corpus.")
 @_setting("spool")
@@ -338,7 +340,7 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None,
     settings["tree"] = tree_for(tree, bool(tree_from))
     _check_starts(tree_from, read_vocab, init_model, resume, grow)
     if not (resume or init_model):  # (those keep the saved model's kind: checked with it)
-        TrainSettings.given(settings).resolved()  # fail on bad options before reading anything
+        _check_settings(settings, engine)
     if cache:
         cache_limit()  # (and on a bad HSW2V_CACHE_SIZE)
     if resume or init_model:  # only the settings given here change the saved ones
@@ -429,18 +431,31 @@ def _in_place(save_model: str | None, init_model: str | None) -> str | None:
     return save_model if save_model and init_model and same_file(save_model, init_model) else None
 
 
+def _check_settings(settings: dict, engine: str) -> None:
+    """Fail on bad options before reading anything: the settings resolved as the
+    engine will resolve them (its warnings, said when it runs, left out here)."""
+    from .runs.resolve import run_settings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", HSW2VWarning)
+        run_settings(settings, engine)
+
+
 def _say_trained(model, seconds: float, output: str | None, save_model: str | None,
                  replaced: set[str], corpus: str, in_place: str | None = None,
                  grown_from: int | None = None) -> None:
     """``train``'s closing lines: the run's size, time (each stage's, and the
     compile's apart) and losses; the words added (``--grow``) and skipped; the
     files written or replaced (the model trained further in place, ``in_place``)."""
+    from .trees.registry import tree_builders
+
     losses = ", ".join(f"{x:.4f}" for x in model.epoch_loss)
     took = getattr(model, "seconds", {})
     compiling = took.get("compile", 0.0)
     extra = f" (and {compiling:.1f} s compiling)" if compiling >= 0.05 else ""
     stages = (f": a first pass of {model.settings.tree_epochs} epoch"
-              f"{'s' * (model.settings.tree_epochs > 1)} on a Huffman tree "
+              f"{'s' * (model.settings.tree_epochs > 1)} on a "
+              f"{tree_builders[model.settings.tree].first_pass.capitalize()} tree "
               f"{took['first_pass']:.1f} s, the {model.tree.kind} tree learned from it "
               f"{took['tree']:.1f} s, then {model.settings.epochs} epochs on it "
               f"{took['train']:.1f} s" if "first_pass" in took else "")

@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 import os
 import re
+import textwrap
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from .errors import HSW2VError, param
 from .system.memory import parse_size  # noqa: F401 (the CLI and scripts take it from here)
-from .training.declared import Setting, declared
+from .declared import Setting, declared
 from .training.kinds import model_kinds
 from .trees.registry import tree_builders
 
@@ -38,7 +39,7 @@ COUNT_MEMORY_HELP = ("Memory for counting (K, M, G or T bytes, binary) [a quarte
 
 def _tree_epochs(s) -> int | None:
     """As many epochs for the first pass as after it, where the tree learns from it."""
-    return s.epochs if s.tree in tree_builders and tree_builders[s.tree].learns_from_model else None
+    return s.epochs if s.tree_learned else None
 
 
 _tree_epochs.shown = "{epochs} with a semantic tree"  # type: ignore[attr-defined]
@@ -82,10 +83,33 @@ def kind_defaults(name: str, python: bool = False) -> str:
 
 
 def with_kind_defaults(doc: str) -> str:
-    """``doc`` with each ``[[name]]`` of a setting in :data:`KIND_DEFAULTS` replaced
-    by :func:`kind_defaults` (``python``)."""
+    """``doc`` with a line ``[[declared]]`` replaced by a numpy-style entry for each
+    setting that the built-in kinds and trees declare (:func:`declared_doc`), and
+    each ``[[name]]`` of a setting in :data:`KIND_DEFAULTS` by :func:`kind_defaults`
+    (``python``)."""
+    doc = re.sub(r"^( *)\[\[declared\]\]$", lambda m: declared_doc(m[1]), doc, flags=re.M)
     return re.sub(r"\[\[(\w+)\]\]", lambda m: kind_defaults(m[1], python=True)
                   if m[1] in KIND_DEFAULTS else m[0], doc)
+
+
+def declared_doc(indent: str = "") -> str:
+    """The Parameters entries of the settings that the built-in kinds and trees
+    declare, from their declarations: each one's help, options spelt as parameters
+    (``--tree-from``: ``tree_from``), and its default."""
+    lines = []
+    for name, d in declared_settings().items():
+        if name not in FIELDS:
+            continue
+        text = re.sub(r"--([a-z][a-z-]*)", lambda m: f"``{m[1].replace('-', '_')}``",
+                      d.help.rstrip("."))
+        if name in KIND_DEFAULTS:
+            text += f". Default: [[{name}]]"
+        elif d.default is not None:
+            text += f". Default: ``{d.default!r}``"
+        lines.append(indent + name)
+        lines += textwrap.wrap(text + ".", 80, initial_indent=indent + "    ",
+                               subsequent_indent=indent + "    ")
+    return "\n".join(lines)
 
 
 def _opt(default, help: str, **extra) -> field:
@@ -98,13 +122,26 @@ def declared_settings() -> dict[str, Setting]:
     return declared([model_kinds.values(), tree_builders.values()])
 
 
-def _declared(name: str, suffix: str = "") -> field:
-    """The field of a setting a kind or tree declares (:mod:`hsw2v.training.declared`):
-    its default, help (with ``suffix``), type, choices and flag come from there."""
-    d = declared_settings()[name]
+def _declared_field(d: Setting) -> field:
+    """The field of a setting a kind or tree declares (:mod:`hsw2v.declared`):
+    its default, help, type, choices and flag come from there, and a default that the
+    model kind decides is shown as :func:`kind_defaults` says."""
     extra = {k: v for k, v in (("choices", d.allowed()), ("flag", d.flag), ("type", d.type))
              if v is not None}
+    suffix = f" [{kind_defaults(d.name)}]." if d.name in KIND_DEFAULTS else ""
     return _opt(d.default, d.help + suffix, **extra)
+
+
+def _with_declared_fields(cls: type) -> type:
+    """``cls`` with a field for each setting that the built-in model kinds and tree
+    builders declare (those registered later go to ``extra``): a built-in kind's
+    setting lives in its declaration alone, and the CLI's option, the API's keyword
+    and the model file's record follow from the field."""
+    notes = cls.__dict__["__annotations__"]
+    for name, d in declared_settings().items():
+        notes[name] = f"{d.value_type.__name__} | None" if d.default is None else d.value_type.__name__
+        setattr(cls, name, _declared_field(d))
+    return cls
 
 
 def owners(name: str) -> dict[str, list[str]]:
@@ -115,11 +152,13 @@ def owners(name: str) -> dict[str, list[str]]:
 
 
 @dataclass
+@_with_declared_fields
 class TrainSettings:
-    """Hyper-parameters of a training run (word2vec.c / gensim defaults)."""
+    """Hyper-parameters of a training run (word2vec.c / gensim defaults); beyond the
+    fields written here, one for each setting that a built-in model kind or tree
+    builder declares (``cbow_mean``, ``split``, ``position_weights``, ...)."""
 
     arch: str = _opt("cbow", " ".join(k.help for k in model_kinds.values()), choices=ARCHS)
-    cbow_mean: bool = _declared("cbow_mean")
     dim: int = _opt(100, "Vector dimension.")
     window: int | None = _opt(None, "Maximum context distance; each position draws a width in "
                               "1..window (lbl: exactly this many preceding words) ["
@@ -137,18 +176,10 @@ class TrainSettings:
     seed: int = _opt(1, "Random seed.")
     tree: str | None = _opt(None, "How words are arranged in the tree [" + kind_defaults("tree")
                             + "; with --tree-from, semantic].", choices=TREE_KINDS, type=str)
-    split: str | None = _declared("split", " [" + kind_defaults("split") + "].")
-    epsilon: float | None = _declared("epsilon", " [" + kind_defaults("epsilon") + "].")
-    tree_epochs: int | None = _declared("tree_epochs", " [" + kind_defaults("tree_epochs") + "].")
-    max_codes: int = _declared("max_codes")
-    huffman_levels: int = _declared("huffman_levels")
-    wordnet: str | None = _declared("wordnet")
-    wordnet_rest: str = _declared("wordnet_rest")
     node_bias: bool | None = _opt(None, "Give every inner node a trained bias: P(branch) = "
                                   "σ(α + h·u) (Mnih & Hinton's node model) ["
                                   + kind_defaults("node_bias") + "].",
                                   flag="--node-bias/--no-node-bias", type=bool)
-    position_weights: str = _declared("position_weights")
     spool: bool = _opt(True, "Keep the counted tokens in an unnamed temporary file (about 2 "
                        "bytes a token, in $TMPDIR), so that epochs do not read and split the text "
                        "again.",
@@ -219,6 +250,13 @@ class TrainSettings:
                              if isinstance(value, bool) else param(name))  # as its flag is spelt)
                     raise HSW2VError(f"{named} goes with "
                                      f"{' or '.join(param(option, u) for u in users)}")
+
+    @property
+    def tree_learned(self) -> bool:
+        """Whether the tree is learned from a model's context vectors (its builder's
+        :attr:`~hsw2v.trees.registry.TreeBuilder.learns_from_model`): what the
+        kinds' defaults of a learned tree ask."""
+        return self.tree in tree_builders and tree_builders[self.tree].learns_from_model
 
     def value(self, name: str) -> Any:
         """Setting ``name``: a field's value, or a declared setting's in :attr:`extra`

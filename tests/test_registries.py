@@ -105,7 +105,7 @@ def test_dask_rounds_move_a_kinds_matrix_by_the_replicas_mean_change():
 
 TOY_KIND = """
 import dataclasses, json, sys
-from hsw2v.training.declared import Setting
+from hsw2v.declared import Setting
 from hsw2v.training.kinds import model_kinds
 
 cbow = model_kinds["cbow"]

@@ -57,15 +57,16 @@ class KindDefaults(griffe.Extension):
         except (ImportError, TypeError, ValueError):
             return
         shown = {}
-        for parameter in obj.parameters:
-            real = signature.parameters.get(parameter.name)
-            if real is None or real.default is inspect.Parameter.empty:
+        written = {p.name: p for p in obj.parameters}
+        for name, real in signature.parameters.items():  # (with keywords made at import)
+            if real.default is inspect.Parameter.empty:
                 continue
-            text = shown_default(parameter.name, real.default)
-            if text is None and isinstance(parameter.default, griffe.ExprName):
-                text = repr(real.default)  # a named constant: its value
+            text = shown_default(name, real.default)
+            if text is None and (name not in written
+                                 or isinstance(written[name].default, griffe.ExprName)):
+                text = repr(real.default)  # a named constant's value, or a made keyword's
             if text is not None:
-                shown[parameter.name] = text
+                shown[name] = text
         if shown and obj.docstring is not None:  # the table's column; the signature stays
             for section in obj.docstring.parsed:
                 if section.kind is griffe.DocstringSectionKind.parameters:

@@ -38,7 +38,6 @@ import os
 import sys
 import time
 import uuid
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -47,18 +46,19 @@ import numpy as np
 from ..counting.corpus import WordCounts, count_words
 from ..counting.counter import merge_two
 from ..counting.vocab import Vocab
-from ..errors import HSW2VError, HSW2VWarning, param
+from ..errors import HSW2VError, param
 from ..model.model import Model
 from ..runs.checkpoint import Checkpoints, Position, load_checkpoint, say_resuming
 from ..runs.schedule import EpochLoss, LearningRate
 from ..runs.common import carried_settings, check_converging, check_vocab
+from ..runs.resolve import run_settings
 from ..settings import CONNECT_SECONDS, TrainSettings, available_cores
 from ..system.progress import progress_bar
 from ..system.signals import raise_pending
 from ..text.reader import Slice, corpus_files, describe, reads_in_slices
 from ..text.tokens import TypeArrays
 from ..training.kinds import model_kind
-from ..trees.registry import TreeInputs, build_tree, tree_builders
+from ..trees.registry import TreeInputs, build_tree
 from .cluster import connect, task_key, tree_reduce
 from .quantize import STEP_TYPE
 from .rounds import (
@@ -223,18 +223,7 @@ def train_on_dask(corpus: Sequence[str], *, client: Any = None, scheduler: str |
             s = carried_settings(state[0].settings, {**settings, "threads": threads}, ("threads",),
                          f"{resume}: a resumed run keeps the checkpoint's")
         else:
-            s = TrainSettings.given({**settings, "threads": threads}).resolved()
-            if not tree_builders[s.tree].on_dask and settings.get("tree") is None:
-                warnings.warn(HSW2VWarning(
-                    f"{param('engine', 'dask')} trains {s.arch} on a Huffman tree: its default "
-                    f"{s.tree} tree is learned only with {param('engine', 'local')}"), stacklevel=2)
-                s = TrainSettings.given({**settings, "threads": threads, "tree": "huffman"}).resolved()
-        if not tree_builders[s.tree].on_dask:
-            here = [k for k, b in tree_builders.items() if b.on_dask]
-            raise HSW2VError(f"{param('engine', 'dask')} builds these trees: {', '.join(here)}; "
-                             f"{param('tree', s.tree)} is built locally")
-        if not state:
-            tree_builders[s.tree].ready(s)
+            s = run_settings({**settings, "threads": threads}, "dask")
         pending: list = []
         if progress and not state:
             _say_counting(c, s, local=bool(workers and not scheduler and client is None))

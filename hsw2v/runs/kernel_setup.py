@@ -135,14 +135,18 @@ def kernel_setup(model: Model, s: TrainSettings) -> KernelSetup:
 
 
 def smallest_model(s: TrainSettings) -> Model:
-    """A model of three words on a Huffman tree, with settings ``s``: its training
-    kernel is the one a run with ``s`` calls first (the kernel's types depend on the
-    kind, its settings and the vector size, not on the vocabulary)."""
+    """A model of three words on a tree built from counts, with settings ``s``: its
+    training kernel is the one a run with ``s`` calls first (the kernel's types depend
+    on the kind, its settings, the vector size and whether words have one code or
+    several, not on the vocabulary): the first-pass tree of a tree learned in the
+    run, else the first tree of the registry built from counts."""
     kind = model_kind(s.arch)
     vocab = Vocab(["a", "b", "c"], [3, 2, 1])
     if kind.language_model:
         vocab = vocab.with_markers(1, 1)[0]
-    return fresh_model(vocab, build_tree("huffman", TreeInputs(vocab.words, vocab.counts, s)), s)
+    tree = tree_builders[s.tree].first_pass or next(
+        k for k, b in tree_builders.items() if b.from_counts)
+    return fresh_model(vocab, build_tree(tree, TreeInputs(vocab.words, vocab.counts, s)), s)
 
 
 def first_kernel(s: TrainSettings, compile: bool = True) -> Any:

@@ -7,7 +7,7 @@ import sys
 import time
 import warnings
 from contextlib import ExitStack
-from dataclasses import asdict, replace
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
@@ -16,7 +16,7 @@ from ..counting.corpus import TokenSpool, WordCounts, count_words
 from ..counting.vocab import Vocab
 from ..errors import HSW2VError, param
 from ..model.model import Model
-from ..settings import CHECKPOINT_MINUTES, TREE_KINDS, TrainSettings
+from ..settings import CHECKPOINT_MINUTES, TrainSettings
 from ..system.compiling import CompileWatch, about
 from ..system.memory import release_compiler_pages, release_free_memory
 from ..text.reader import Source, as_source, describe, rereadable
@@ -25,15 +25,15 @@ from ..trees.registry import TreeBuilder, TreeInputs, build_tree, tree_builder, 
 from ..trees.tree import Tree
 from .checkpoint import Checkpoints, Position, load_checkpoint, say_resuming, tree_pass_of
 from .common import (
-    CONTINUED,
     carried_settings,
     check_converging,
     check_vocab,
     fresh_model,
 )
 from .epochs import run_epochs
-from .grow import GROWN, check_growable, grown_model
+from .grow import grown_model
 from .kernel_setup import first_kernel_ahead, wait_for_tree_kernels
+from .resolve import first_pass_settings, run_settings
 
 
 def build_vocab(corpus: Source, min_count: int = 5, max_vocab: int | None = None,
@@ -100,7 +100,7 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
         return _resume(corpus, resume, saver, progress, settings)
     if isinstance(tree, str):
         settings["tree"], tree = tree, None
-    s = _run_settings(settings, init_model, grow, tree)
+    s = run_settings(settings, "local", init_model, grow, tree)
     with rereadable(corpus) as path, ExitStack() as cleanup:
         watch = cleanup.enter_context(CompileWatch(progress))
         cleanup.enter_context(first_kernel_ahead(s))
@@ -135,30 +135,6 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
     model.seconds = seconds
     model.skipped = start.skipped
     return model
-
-
-def _run_settings(settings: dict, init_model: Model | None, grow: bool, tree: Tree | None
-                  ) -> TrainSettings:
-    """The run's settings: ``settings`` resolved, or carried over from ``init_model``
-    (only those a continued or grown run may change); refuses what cannot run."""
-    if grow and init_model is None:
-        raise HSW2VError(f"{param('grow')} grows the vocabulary of {param('init_model')}: "
-                         "give the model")
-    if init_model is not None:
-        structural = model_kind(init_model.arch).structural
-        s = carried_settings(replace(init_model.settings, threads=None), settings,
-                             tuple(k for k in CONTINUED + (GROWN if grow else ())
-                                   if k not in structural),
-                             f"{param('init_model')} keeps the model's")
-        if grow:
-            check_growable(init_model)
-    else:
-        s = TrainSettings.given(settings).resolved()
-    if tree is not None and tree.builder in TREE_KINDS:
-        s = replace(s, tree=tree.builder)  # recorded with the model: the kind of the tree given
-    if tree is None and init_model is None:
-        tree_builder(s.tree).ready(s)  # (a missing database fails before any reading)
-    return s
 
 
 class Counted(NamedTuple):
@@ -321,16 +297,13 @@ def _make_tree(path: Source, vocab: Vocab, s: TrainSettings, tree_from: Model | 
     """The tree ``s.tree`` asks for, from its builder in the registry; and the model
     of the first pass, if one was trained here. A builder that learns from a
     model's context vectors uses ``tree_from``; without it, a first pass of
-    ``s.tree_epochs`` over a Huffman tree trains that model (one-shot), from the
+    ``s.tree_epochs`` on the builder's ``first_pass`` tree trains that model (one-shot), from the
     run's token ``spool`` if it has one, checkpointed by ``saver``."""
     kind = tree_for(s.tree, tree_from is not None)
     builder = tree_builder(kind)
     if builder.learns_from_model and tree_from is None:
-        defaults = TrainSettings()
-        first = TrainSettings.given({
-            **asdict(s), "tree": "huffman", "epochs": s.tree_epochs, "alpha": None,
-            **{x.name: defaults.value(x.name) for x in builder.settings}}).resolved()  # (the kind's rate)
-        first_pass = fresh_model(vocab, build_tree("huffman", TreeInputs(
+        first = first_pass_settings(s)
+        first_pass = fresh_model(vocab, build_tree(first.tree, TreeInputs(
             vocab.words, vocab.counts, first)), first)
         position = Position(per_epoch or vocab.total, exact=per_epoch > 0)
         tree = _tree_after_first_pass(path, first_pass, s, position, progress, spool, type_ids,

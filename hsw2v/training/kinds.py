@@ -22,7 +22,7 @@ How to add a kind (written here only): write that module in this subpackage,
 with ``centre``, ``context`` and every numba function they call as
 ``njit(**KERNEL, inline="always")``, and add a :class:`ModelKind` to
 :data:`model_kinds`, declaring the settings only it reads as
-:class:`~hsw2v.training.declared.Setting` s in its ``settings`` (they become
+:class:`~hsw2v.declared.Setting` s in its ``settings`` (they become
 options, API keywords and model-file settings on their own). (A floating-point step called, not inlined, exists twice: compiled
 on its own and linked into the kernel; a process that compiled it calls the first, a
 process that loaded the kernel from numba's cache the second, and fastmath lets
@@ -51,7 +51,7 @@ import numpy as np
 
 from ..errors import HSW2VError, param
 from ..system.memory import total_memory
-from .declared import Setting
+from ..declared import Setting
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ class ModelKind:
     empty context (a line's first word) is a context too."""
     settings: tuple[Setting, ...] = ()
     """The settings only this kind reads, declared here: given with another kind,
-    they are an error (see :mod:`hsw2v.training.declared`)."""
+    they are an error (see :mod:`hsw2v.declared`)."""
     defaults: dict[str, Any] = field(default_factory=dict)
     """The kind's own defaults of settings left unset (any of
     :data:`hsw2v.settings.KIND_DEFAULTS`, ``alpha`` beyond :attr:`alpha`), each a
@@ -116,6 +116,9 @@ class ModelKind:
     check: Callable[[Any], str | None] = lambda settings: None
     """A problem with the (resolved) settings as one line (parameter names), or None."""
     initial: Callable[[str, tuple[int, ...], Any], np.ndarray] | None = None
+    context_settings: dict[str, Any] = field(default_factory=dict)
+    """Settings that the context vectors a learned tree clusters are computed with,
+    in place of the run's (CBOW: their mean, whatever ``cbow_mean``)."""
     """The starting value of matrix ``name`` of ``shape`` for a run's settings (its
     ``seed``, ...); zeros if None."""
 
@@ -170,26 +173,26 @@ def _lbl_alpha(s: Any) -> float:
     language-model benchmark page)."""
     if s.position_weights == POSITION_WEIGHTS[1]:
         return 0.01
-    return 0.025 if s.tree == "semantic" else 0.05
+    return 0.025 if s.tree_learned else 0.05
 
 
 def _adaptive_on_semantic(s: Any) -> str:
     """CBOW's and an LBL's semantic trees are ADAPTIVE, one code a word (CBOW: the
     trees guide's table; LBL: ADAPTIVE(0.25) was 0.6% lower in perplexity for a
     quarter more time, the language-model benchmark page)."""
-    return "adaptive" if s.tree == "semantic" else "balanced"
+    return "adaptive" if s.tree_learned else "balanced"
 
 
 def _cbow_epochs(s: Any) -> int:
     """3 on a tree learned in this run, after its one-epoch first pass: about the
     time of 5 epochs on another tree (the trees guide's table)."""
-    return 3 if s.tree == "semantic" else 5
+    return 3 if s.tree_learned else 5
 
 
 def _lbl_epochs(s: Any) -> int:
     """2 on a tree learned in this run, after its first pass (``tree_epochs``); 3
     on another tree (the best Huffman LBL of 2, 3, 5 and 10 on 5M words)."""
-    return 2 if s.tree == "semantic" else 3
+    return 2 if s.tree_learned else 3
 
 
 _lbl_alpha.shown = "0.025 on a semantic tree, 0.01 with full position weights, else 0.05"  # type: ignore[attr-defined]  # noqa: E501
@@ -229,7 +232,7 @@ model_kinds: dict[str, ModelKind] = {
         defaults={"tree": "semantic", "split": _adaptive_on_semantic, "epochs": _cbow_epochs,
                   "tree_epochs": 1},
         hot_nodes=256, hot_sync_words=256, fast_rows=32,
-        edge=True, thread_parts=True),
+        edge=True, thread_parts=True, context_settings={"cbow_mean": True}),
     "skipgram": ModelKind(
         "skipgram", "Skip-gram predicts a word from each context word's vector.",
         ".skipgram", alpha=0.025, round_words=125_000,

@@ -5,7 +5,7 @@ settings, and, for builders that learn from vectors, a source model and the text
 its context vectors are averaged over) and returns a :class:`~hsw2v.trees.tree.Tree`
 over the vocabulary. A :class:`TreeBuilder` also says which settings belong to it,
 checks them, whether it learns from a source model (``--tree-from``; without one,
-the trainer first trains a model on a Huffman tree: one-shot), and whether it can
+the trainer first trains a model on the builder's ``first_pass`` tree: one-shot), and whether it can
 run on a Dask cluster.
 
 To add a tree: write ``build(inputs) -> Tree`` in a module of this subpackage and
@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..errors import HSW2VError, param
-from ..training.declared import Setting
+from ..declared import Setting
 from .tree import SPLITS, Tree, balanced, classes, fano, huffman, random_tree
 
 
@@ -45,7 +45,7 @@ class TreeBuilder:
     help: str
     settings: tuple[Setting, ...] = ()
     """The settings only this builder reads, declared here: given with another tree,
-    they are an error (see :mod:`hsw2v.training.declared`)."""
+    they are an error (see :mod:`hsw2v.declared`)."""
     check: Callable[[Any], str | None] = lambda settings: None
     """A problem with the settings as one line (option names), or None."""
     learns_from_model: bool = False
@@ -61,6 +61,10 @@ class TreeBuilder:
     ready: Callable[[Any], None] = lambda settings: None
     """Raises HSW2VError when something the build reads is missing (a database),
     so that a run fails before it reads the corpus."""
+    first_pass: str | None = None
+    """For a builder that learns from a model: the tree kind of the first pass that a
+    run trains for it without ``--tree-from`` (one-shot), and that Dask, which
+    does not build it, trains on instead."""
     compile_kernels: Callable[[Any], None] | None = None
     """Loads, or compiles into numba's cache, the kernels the build calls for a
     source model of a model's kind and vector size (given that model): on a first
@@ -170,7 +174,7 @@ tree_builders: dict[str, TreeBuilder] = {
                     "epochs of the first pass, on a Huffman tree, whose predictions the tree is "
                     "learned from; the run then starts from that pass's word vectors", type=int)),
         check=_semantic_check, compile_kernels=_semantic_kernels,
-        learns_from_model=True, on_dask=False),
+        learns_from_model=True, first_pass="huffman", on_dask=False),
     "wordnet": TreeBuilder(
         _wordnet, "Morin & Bengio's tree: WordNet's IS-A hierarchy made binary (--wordnet DIR; "
         "with --tree-from, wide nodes split by meaning).",

@@ -81,13 +81,20 @@ def _context_sums(model, config) -> ContextSums:
                        np.zeros(len(model.vocab), dtype=np.int64), model.extra_matrices)
 
 
+def _context_config(model) -> Any:
+    """The config of ``model``'s kind that its context vectors are computed with
+    (:attr:`~hsw2v.training.kinds.ModelKind.context_settings`)."""
+    kind = model_kind(model.arch)
+    return kind.config_of(replace(model.settings, **kind.context_settings))
+
+
 def compile_kernels(model) -> None:
     """Load, or compile into numba's cache, the kernels that a semantic tree's build
     calls for a source model of ``model``'s kind and vector size: the context walk
     and the split. A first run calls this while a child process compiles the
     training kernel (:mod:`hsw2v.system.ahead`)."""
     window = model.settings.window
-    config = model_kind(model.arch).config_of(replace(model.settings, cbow_mean=True))
+    config = _context_config(model)
     ids = np.zeros(0, dtype=np.int32)
     accumulate_contexts(ids, np.zeros(0, dtype=np.int64), 0,
                         np.ones(len(model.vocab), dtype=np.float32), window, np.empty_like(ids),
@@ -103,7 +110,7 @@ def context_means(model, corpus: Source, threads: int | None = None) -> np.ndarr
     copy of the means took twice a Huffman run's memory), added into the first's and
     divided there."""
     window = model.settings.window
-    config = model_kind(model.arch).config_of(replace(model.settings, cbow_mean=True))
+    config = _context_config(model)
     table = WordTable.of_vocab(model.vocab)
     keep = np.ones(len(model.vocab), dtype=np.float32)
     workers = []
