@@ -27,7 +27,7 @@ options, API keywords and model-file settings on their own). (A floating-point s
 on its own and linked into the kernel; a process that compiled it calls the first, a
 process that loaded the kernel from numba's cache the second, and fastmath lets
 them round differently: the same seed would give other bits after a fresh compile.
-Call the SGD step as :func:`hsw2v.softmax.several_codes.target_step`: each kernel gets the one
+Call the SGD step as :func:`hsw2v.softmax.step.target_step`: each kernel gets the one
 its paths need.) Each kind gets a block kernel of its
 own (:func:`hsw2v.training.block.block_kernel_of`): a copy of the kernel's
 template with the kind's ``centre`` and ``context_words`` in its globals, so numba
@@ -109,7 +109,7 @@ class ModelKind:
     that saves checkpoints (a resumed run reads the text in order)."""
     edge: bool = False
     """Whether the steps skip a node whose score is beyond ±6, as word2vec.c does
-    (:data:`hsw2v.softmax.one_code.EDGE`)."""
+    (:data:`hsw2v.softmax.branch.EDGE`)."""
     structural: tuple[str, ...] = ()
     """Settings that shape the kind's matrices: fixed when a model trains further,
     and when it is scored."""
