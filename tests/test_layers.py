@@ -214,15 +214,18 @@ def test_functions_stay_short():
 
 PROJECT_TESTS = {"test_layers", "test_docs_site", "test_docs_examples", "test_docs_commands",
                  "test_readme", "test_packaging", "test_install", "test_hostile",
-                 "test_properties", "test_registries"}
+                 "test_properties", "test_registries", "test_references"}
 """Test modules at the top of ``tests/`` that test the whole project, not one module."""
+MIRRORED_LINES = 100
+"""A package module longer than this (``wc -l``) has a test module of its own name."""
 
 
 def test_tests_mirror_the_package():
     """``tests/SUB/test_NAME.py`` tests ``hsw2v/SUB/NAME.py``, ``tests/test_NAME.py`` a
     top-level ``hsw2v/NAME.py`` (or the whole project: PROJECT_TESTS), and
     ``tests/references/`` holds the independent references beside their own tests;
-    the modules the package's reviews found untested by name have a test module."""
+    every module of the package (``__init__.py`` aside) over MIRRORED_LINES lines, as
+    ``wc -l`` counts them, has its namesake test module."""
     tests = REPO / "tests"
     strays = []
     for path in tests.rglob("test_*.py"):
@@ -239,6 +242,12 @@ def test_tests_mirror_the_package():
     for sub in (p for p in tests.iterdir() if p.is_dir() and any(p.glob("test_*.py"))):
         assert (sub / "__init__.py").is_file() and ast.get_docstring(
             ast.parse((sub / "__init__.py").read_text())), f"tests/{sub.name} says what it tests"
-    for module in ("text/reader", "counting/counter", "runs/trainer"):
-        sub, name = module.split("/")
-        assert (tests / sub / f"test_{name}.py").is_file(), module
+    untested = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name == "__init__.py" or path.read_bytes().count(b"\n") <= MIRRORED_LINES:
+            continue
+        place = path.relative_to(PACKAGE)
+        namesake = tests.joinpath(*place.parts[:-1], f"test_{place.name}")
+        if not namesake.is_file():
+            untested.append(f"{path.relative_to(REPO)} (no {namesake.relative_to(REPO)})")
+    assert not untested, untested

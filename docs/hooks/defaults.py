@@ -56,8 +56,13 @@ class KindDefaults(griffe.Extension):
             signature = inspect.signature(_runtime(obj))
         except (ImportError, TypeError, ValueError):
             return
-        shown = {}
         written = {p.name: p for p in obj.parameters}
+        for name, real in signature.parameters.items():  # keywords made at import (the
+            if name not in written:  # kinds' and trees' settings): into griffe's signature
+                obj.parameters.add(griffe.Parameter(
+                    name, annotation=str(real.annotation),
+                    kind=griffe.ParameterKind.keyword_only, default=repr(real.default)))
+        shown = {}
         for name, real in signature.parameters.items():  # (with keywords made at import)
             if real.default is inspect.Parameter.empty:
                 continue

@@ -368,7 +368,7 @@ def merge_partitions(live: list[CountTable], spills: list[Spill], min_count: int
 
     def merge_group(g: int) -> None:
         """Merge the group's types; its ids in ``maps`` become its kept types' (-1:
-        dropped), numbered from 0 (:func:`number_group` adds the group's base)."""
+        dropped), numbered from 0 (``number_group`` adds the group's base)."""
         lo, hi = groups[g]
         dst = CountTable.sized(int(b_part[lo:hi].sum()), int(n_part[lo:hi].sum()))
         for t, part in zip(live, parts):  # the first table's words are all new

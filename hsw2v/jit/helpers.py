@@ -12,7 +12,8 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 JIT = {"nogil": True, "fastmath": True, "cache": True}
-"""Every kernel's options: runs without the GIL, compiled once and cached on disk."""
+"""Most kernels' options: runs without the GIL, with fastmath, compiled once and
+cached on disk. Where fastmath would change results, :data:`EXACT` or :data:`IEEE`."""
 
 KERNEL = {**JIT, "_nrt": False}
 """The training kernels' options: :data:`JIT` without numba's reference counting.

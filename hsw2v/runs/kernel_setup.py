@@ -165,24 +165,26 @@ def _first_kernel_key(s: TrainSettings) -> tuple:
 
 
 @contextmanager
-def first_kernel_ahead(s: TrainSettings) -> Iterator[None]:
+def first_kernel_ahead(s: TrainSettings) -> Iterator[str | None]:
     """Within the block, a forked child compiles the training kernel that a run with
     settings ``s`` calls first into numba's cache, unless the cache holds it (see
     :mod:`hsw2v.system.ahead`), while this process compiles the kernel's callees;
     where the tree is learned from vectors, a second child compiles the kernels of
     the tree's build. :func:`kernel_setup` waits for the first child, then loads the
-    kernel; :func:`wait_for_tree_kernels` for the second."""
+    kernel; :func:`wait_for_tree_kernels` for the second. Yields what compiles, in
+    words, or None where the cache holds the first kernel."""
     if first_kernel(s, compile=False) is not None:
-        yield
+        yield None
         return
     builder = tree_builders.get(s.tree)
+    what = f"the {s.arch} training kernel for dim {s.dim}"
     with compiling_ahead(_first_kernel_key(s), lambda: first_kernel(s), load_callees):
         if builder is None or builder.compile_kernels is None:
-            yield
+            yield what
             return
         with compiling_ahead(_tree_kernels_key(s),
                              lambda: builder.compile_kernels(smallest_model(s))):
-            yield
+            yield what.replace(" for dim", f" and the {s.tree} tree's kernels for dim")
 
 
 def _tree_kernels_key(s: TrainSettings) -> tuple:

@@ -103,7 +103,9 @@ def train_locally(corpus: Source, *, vocab: Vocab | None = None, tree: Tree | st
     s = run_settings(settings, "local", init_model, grow, tree)
     with rereadable(corpus) as path, ExitStack() as cleanup:
         watch = cleanup.enter_context(CompileWatch(progress))
-        cleanup.enter_context(first_kernel_ahead(s))
+        compiling = cleanup.enter_context(first_kernel_ahead(s))
+        if compiling:  # (a first run: say so before counting, not after a silent wait)
+            watch.announce(compiling)
         if tree_from is not None:
             start = Counted(tree_from.vocab, tree, None)
         elif vocab is None or init_model is not None:

@@ -91,17 +91,29 @@ class CompileWatch:
                 self._cancel()
                 self._compiles += 1  # a notice still on its way is stale now
 
+    def announce(self, what: str) -> None:
+        """Say now that ``what`` compiles (a first run's kernels, compiled ahead by
+        children while this process counts), unless a notice was given."""
+        with self._lock:
+            if self.notify and not self.said:
+                self.said = True
+                self._cancel()
+                _write(_NOTICE.format(what))
+
     def _announce(self, compiles: int, what: str) -> None:
         with self._lock:
             if compiles == self._compiles:
                 self.said = True
-                _write(f"compiling {what} (numba; cached on disk, so this is once: each "
-                       "model kind, vector size and command compiles its own kernels)")
+                _write(_NOTICE.format(what))
 
     def _cancel(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+
+
+_NOTICE = ("compiling {} (numba; cached on disk, so this is once: each model kind, vector "
+           "size and command compiles its own kernels)")
 
 
 def _write(text: str) -> None:

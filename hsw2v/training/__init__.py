@@ -9,7 +9,9 @@ callers the kinds share; ``state``
 holds the shared ``Weights`` and a thread's ``State``.
 
 How to add a kind: :mod:`hsw2v.training.kinds` (its docstring is the one place
-that says it); ``declared`` holds the ``Setting`` a kind or tree declares as its own.
+that says it); :mod:`hsw2v.declared` holds the ``Setting`` a kind or tree declares as
+its own.
 
-May import: ``hsw2v.errors``, ``hsw2v.jit``, ``hsw2v.softmax``.
+May import: ``hsw2v.errors``, ``hsw2v.declared``, ``hsw2v.jit``, ``hsw2v.system``,
+``hsw2v.softmax``.
 """

@@ -7,7 +7,10 @@ subsampling, a randomly shrunk window per position, and a learning rate falling
 linearly across the block. Threads share :class:`~hsw2v.training.state.Weights`
 without locks (Hogwild); each owns a :class:`~hsw2v.training.state.State`: its
 generator and scratch buffers, and private copies of the inner nodes near the
-root, merged into the shared ones every few thousand words.
+root, merged into the shared ones every
+:attr:`~hsw2v.training.kinds.ModelKind.hot_sync_words` words (256 for CBOW, 2,048
+for the others); the hottest of them (CBOW's 32), and LBL's matrices and its
+commonest words' input vectors, every :data:`FAST_SYNC_WORDS` (64).
 
 The kernels run without numba's reference counts (:data:`hsw2v.jit.helpers.KERNEL`).
 Each kind has a block kernel of its own (:func:`block_kernel_of`), a copy of
@@ -38,8 +41,9 @@ def sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base):
     shared vectors, then refresh the copies from them.
 
     The nodes near the root lie on almost every path; when threads share them, every
-    update moves their cache lines between cores. Private copies, merged every few
-    thousand words, keep CBOW scaling with threads (local SGD for those rows).
+    update moves their cache lines between cores. Private copies, merged every 256
+    words in CBOW (2,048 in the other kinds), keep CBOW scaling with threads (local
+    SGD for those rows).
     A function of its own, not inlined: the kernel calls it at four places.
     """
     dim = syn1.shape[1]

@@ -116,11 +116,11 @@ class ModelKind:
     check: Callable[[Any], str | None] = lambda settings: None
     """A problem with the (resolved) settings as one line (parameter names), or None."""
     initial: Callable[[str, tuple[int, ...], Any], np.ndarray] | None = None
+    """The starting value of matrix ``name`` of ``shape`` for a run's settings (its
+    ``seed``, ...); zeros if None."""
     context_settings: dict[str, Any] = field(default_factory=dict)
     """Settings that the context vectors a learned tree clusters are computed with,
     in place of the run's (CBOW: their mean, whatever ``cbow_mean``)."""
-    """The starting value of matrix ``name`` of ``shape`` for a run's settings (its
-    ``seed``, ...); zeros if None."""
 
     def default(self, name: str, settings: Any, fallback: Any) -> Any:
         """The kind's default of setting ``name`` for ``settings``, else ``fallback``."""
@@ -167,10 +167,10 @@ def _lbl_initial(name: str, shape: tuple[int, ...], s: Any) -> np.ndarray:
 
 
 def _lbl_alpha(s: Any) -> float:
-    """0.05 with diagonal weights; 0.01 with full ones, whose D×D steps diverge at 0.05;
-    0.025 on a semantic tree, whose run starts from a first pass's vectors (lower
-    gave a lower perplexity there, and 0.05 diverged with 16 preceding words: the
-    language-model benchmark page)."""
+    """0.01 with full weights, whose D×D steps diverge at 0.05, on any tree. With
+    diagonal ones, 0.025 on a semantic tree, whose run starts from a first pass's
+    vectors (lower gave a lower perplexity there, and 0.05 diverged with 16
+    preceding words: the language-model benchmark page), else 0.05."""
     if s.position_weights == POSITION_WEIGHTS[1]:
         return 0.01
     return 0.025 if s.tree_learned else 0.05
@@ -195,7 +195,7 @@ def _lbl_epochs(s: Any) -> int:
     return 2 if s.tree_learned else 3
 
 
-_lbl_alpha.shown = "0.025 on a semantic tree, 0.01 with full position weights, else 0.05"  # type: ignore[attr-defined]  # noqa: E501
+_lbl_alpha.shown = "0.01 with full position weights, else 0.025 on a semantic tree, else 0.05"  # type: ignore[attr-defined]  # noqa: E501
 _adaptive_on_semantic.shown = "adaptive with a semantic tree"  # type: ignore[attr-defined]  (for --help)
 _cbow_epochs.shown = "3 on a semantic tree, else 5"  # type: ignore[attr-defined]
 _lbl_epochs.shown = "2 on a semantic tree, else 3"  # type: ignore[attr-defined]

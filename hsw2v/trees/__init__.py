@@ -4,5 +4,5 @@ vectors (``semantic``), the WordNet tree (``wordnet``), the ``tree_builders``
 registry (``registry``), new leaves
 for new words (``grow``) and pictures (``plot``).
 
-May import: ``hsw2v.errors``, ``hsw2v.jit``, ``hsw2v.system``, ``hsw2v.text``,
-``hsw2v.counting``, ``hsw2v.softmax``, ``hsw2v.training``."""
+May import: ``hsw2v.errors``, ``hsw2v.declared``, ``hsw2v.jit``, ``hsw2v.system``,
+``hsw2v.text``, ``hsw2v.counting``, ``hsw2v.softmax``, ``hsw2v.training``."""

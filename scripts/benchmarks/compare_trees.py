@@ -8,7 +8,7 @@ The last 1M words of the corpus are held out; every tree kind is trained on the
 rest with the same settings (dim 100, window 5, min-count 5, sample 1e-3, 2
 threads) and epochs (skip-gram 1, CBOW 3 by default). The semantic trees are
 learned from the Huffman model of the same run (its mean context vectors, see
-hsw2v/semantic.py), so their cost is that model plus the tree build, reported
+hsw2v/trees/semantic.py), so their cost is that model plus the tree build, reported
 separately. Held-out perplexity is `hsw2v score` (full window, no subsampling).
 
 Writes a Markdown table to stdout, the raw figures as JSON, and a PNG chart if

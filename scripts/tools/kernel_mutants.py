@@ -16,7 +16,8 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-TESTS = ["tests/training/test_block.py", "tests/evaluation/test_scoring.py", "tests/model/test_model.py",
+TESTS = ["tests/training/test_block.py", "tests/softmax/test_one_code.py", "tests/training/test_walk.py",
+         "tests/training/test_skipgram.py", "tests/evaluation/test_scoring.py", "tests/model/test_model.py",
          "tests/runs/test_trainer.py"]
 
 MUTANTS = [  # (what, file, original text, mutated text)

@@ -1,2 +1,2 @@
 """Tests of :mod:`hsw2v.model`: model files, vectors files and their cache, default
-files, and files written by older versions."""
+files, files written by older versions, word vectors and their text rows."""

@@ -318,12 +318,6 @@ def fake_meminfo(monkeypatch, text):
     monkeypatch.setattr(memory_module, "open", fake_open, raising=False)
 
 
-def test_available_memory_reads_memavailable(monkeypatch):
-    fake_meminfo(monkeypatch, "MemTotal:       8000 kB\nMemFree:         700 kB\n"
-                              "MemAvailable:    1500 kB\nBuffers:          30 kB\n")
-    assert reading_module.available_memory() == 1500 * 1024
-
-
 def test_unknown_memory_refuses_no_model(saved, monkeypatch):
     d, _ = saved
     fake_meminfo(monkeypatch, None)

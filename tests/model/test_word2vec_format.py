@@ -1,7 +1,6 @@
 """hsw2v.model.word2vec_format and what it writes with: vectors files in word2vec's
-text and binary formats (against hand parsing and gensim), their rows
-(``text_rows``), the vectors cache (``vectors_cache``), and model files that round
-trip or are refused."""
+text and binary formats (against hand parsing and gensim), the vectors cache
+(``vectors_cache``), and model files that round trip or are refused."""
 from __future__ import annotations
 
 import errno
@@ -163,23 +162,6 @@ def test_cache_sidecar_is_used_only_while_fresh(tmp_path, matrix):
     assert np.array_equal(read_vectors(str(path)).matrix, other)
     cache.write_bytes(b"junk")  # a corrupt cache is ignored too
     assert np.array_equal(read_vectors(str(path)).matrix, other)
-
-
-def test_text_values_print_like_printf_and_round_trip():
-    """The formatting kernel writes what '%.9g' writes, and every float32 reads back."""
-    from hsw2v.model.text_rows import format_g9
-
-    rng = np.random.default_rng(7)
-    special = [0.0, -0.0, 1.0, -1.0, 1e-4, 9.99999e-5, 1e8, 1e9, 123456789, 1234567890, 0.1,
-               3.4e38, 1e-45, 1.17549435e-38, np.inf, -np.inf, 100.0, 5e-5]
-    spread = rng.normal(0, 1, 5000) * 10.0 ** rng.integers(-40, 38, 5000)
-    values = np.concatenate([special, rng.normal(0, 0.3, 20000), spread]).astype(np.float32)
-    out = np.empty(32, np.uint8)
-    for v in values:
-        text = out[:format_g9(np.float64(v), out, 0)].tobytes().decode()
-        assert text == f"{float(v):.9g}"
-        assert np.float32(float(text)) == v or (np.isinf(v) and float(text) == v)
-    assert out[:format_g9(np.float64("nan"), out, 0)].tobytes() == b"nan"
 
 
 def test_model_settings_are_typed_and_checked(tmp_path, small_corpus):

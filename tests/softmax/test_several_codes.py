@@ -16,7 +16,6 @@ from hsw2v.errors import HSW2VError
 from hsw2v.softmax.step import target_step
 from hsw2v.model.reading import load_model
 from hsw2v.training.kinds import model_kinds
-from hsw2v.trees.semantic import semantic_tree
 from hsw2v.trees.tree import from_overlapping_splits
 
 from tests.helpers import REPO
@@ -80,17 +79,6 @@ def test_overlapping_splits_build_a_full_tree_of_codes(max_codes):
         assert len(set(walked)) == len(walked)
         assert [tuple(zip(n.tolist(), c.tolist())) for n, c in tree.paths(w)] == walked
     assert np.array_equal(tree.codes_per_word, counts)
-
-
-def test_epsilon_zero_is_the_adaptive_tree_and_more_epsilon_more_codes():
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(300, 12)).astype(np.float32)
-    plain = semantic_tree(X, "adaptive")
-    zero = semantic_tree(X, "adaptive", epsilon=0.0, max_codes=4)
-    assert np.array_equal(plain.children, zero.children) and zero.n_leaves == 300
-    means = [semantic_tree(X, "adaptive", epsilon=e, max_codes=4).codes_per_word.mean()
-             for e in (0.05, 0.2, 0.4)]
-    assert 1 < means[0] < means[1] < means[2] <= 4
 
 
 def log_prob(h, word, children, n_leaves, extra, syn1):

@@ -1,2 +1,2 @@
-"""Tests of :mod:`hsw2v.text`: reading text files and sources, and sentences given from
-Python."""
+"""Tests of :mod:`hsw2v.text`: reading text files and sources, sentences given from
+Python, and the kernels that turn text into word ids."""

@@ -1,2 +1,2 @@
 """Tests of :mod:`hsw2v.training`: the model kinds' block kernels against numpy
-references, and the language model."""
+references, the walk, skip-gram, the language model, and the kinds' registry."""

@@ -2,27 +2,13 @@ import numpy as np
 import pytest
 from numba import njit
 
-from hsw2v.counting.vocab import keep_probabilities
-from hsw2v.softmax.step import step_for
-from hsw2v.jit import helpers
 from hsw2v.training import block
-from hsw2v.training import walk
 from hsw2v.training.block import train_block
 from hsw2v.training.kinds import model_kinds
 from hsw2v.training.state import Weights, new_state
-from hsw2v.trees.tree import huffman, random_tree
+from hsw2v.trees.tree import huffman
 
 from tests.helpers import kind_config
-
-
-def one_code_step(h, word, alpha, syn1, tree, grad_h):
-    """One hierarchical-softmax step (:func:`hsw2v.softmax.one_code.one_code_step`,
-    its copy for node vectors with a bias column or without, as ``syn1`` has them)
-    that trains every inner node in place."""
-    step = step_for(False, syn1.shape[1] > len(h))
-    return step(h, word, alpha, syn1, np.full(len(tree) - 1, -1, np.int32),
-                np.empty((0, len(h)), np.float32), tree.flat, grad_h,
-                np.empty(tree.depths.max(), np.float32), len(h))
 
 
 def train(ids, ends, syn0, syn1, tree, keep, window, a0, a1, seed, arch="cbow", hot=None,
@@ -60,120 +46,6 @@ def log_prob(h, word, tree, syn1):
     return float(np.sum(-np.logaddexp(0.0, -sign * x)))
 
 
-@pytest.fixture
-def setup():
-    rng = np.random.default_rng(0)
-    counts = np.sort(rng.integers(1, 100, size=12))[::-1].astype(np.int64)
-    tree = huffman(counts)
-    syn1 = rng.normal(0, 0.5, size=(11, 8)).astype(np.float32)
-    h = rng.normal(0, 0.5, size=8).astype(np.float32)
-    return tree, syn1, h
-
-
-def test_one_code_step_matches_numpy_gradient(setup):
-    tree, syn1, h = setup
-    alpha = np.float32(0.1)
-    for word in range(len(tree)):
-        u = syn1.copy()
-        grad_h = np.zeros_like(h)
-        loss = one_code_step(h, word, alpha, u, tree, grad_h)
-        assert loss == pytest.approx(-log_prob(h, word, tree, syn1), rel=1e-5)
-        # Reference: d log P / d u_n = (1 - code - σ(h·u_n)) h, and d/dh = Σ (…) u_n.
-        nodes, codes = tree.path(word)
-        x = syn1[nodes].astype(np.float64) @ h
-        g = alpha * (1 - codes - 1 / (1 + np.exp(-x)))
-        expect_u = syn1.astype(np.float64).copy()
-        expect_u[nodes] += g[:, None] * h[None, :]
-        expect_h = (g[:, None] * syn1[nodes]).sum(axis=0)
-        np.testing.assert_allclose(u, expect_u, rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(grad_h, expect_h, rtol=1e-5, atol=1e-6)
-        untouched = np.setdiff1d(np.arange(len(syn1)), nodes)
-        assert np.array_equal(u[untouched], syn1[untouched])
-
-
-def test_one_code_step_gradient_is_ascent_direction(setup):
-    """Finite differences of log P agree with the analytic gradient step."""
-    tree, syn1, h = setup
-    word, eps = 5, 1e-3
-    grad_h = np.zeros_like(h)
-    u = syn1.copy()
-    one_code_step(h, word, np.float32(1.0), u, tree, grad_h)
-    numeric = np.zeros(len(h))
-    for d in range(len(h)):
-        hp, hm = h.astype(np.float64).copy(), h.astype(np.float64).copy()
-        hp[d] += eps
-        hm[d] -= eps
-        numeric[d] = (log_prob(hp, word, tree, syn1) - log_prob(hm, word, tree, syn1)) / (2 * eps)
-    np.testing.assert_allclose(grad_h, numeric, rtol=1e-3, atol=1e-5)
-
-
-def test_one_code_step_with_node_bias_matches_numpy_and_finite_differences(setup):
-    """With a bias column, the score is α + h·u; one step moves α by the same g as
-    u (∂score/∂α = 1), checked against numpy and against central differences of
-    log P in α, u and h."""
-    tree, syn1, h = setup
-    rng = np.random.default_rng(4)
-    biased = np.hstack([syn1, rng.normal(0, 1.0, (len(syn1), 1))]).astype(np.float32)
-    alpha, eps = np.float32(0.1), 1e-4
-    for word in range(len(tree)):
-        u, grad_h = biased.copy(), np.zeros_like(h)
-        loss = one_code_step(h, word, alpha, u, tree, grad_h)
-        assert loss == pytest.approx(-log_prob(h, word, tree, biased), rel=1e-5)
-        nodes, codes = tree.path(word)
-        x = biased[nodes, :-1].astype(np.float64) @ h + biased[nodes, -1]
-        g = alpha * (1 - codes - 1 / (1 + np.exp(-x)))
-        expect = biased.astype(np.float64).copy()
-        expect[nodes, :-1] += g[:, None] * h[None, :]
-        expect[nodes, -1] += g
-        np.testing.assert_allclose(u, expect, rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(grad_h, (g[:, None] * biased[nodes, :-1]).sum(axis=0),
-                                   rtol=1e-5, atol=1e-6)
-        for n in nodes:  # the step is alpha × the gradient of log P
-            for d in (0, 3, len(h)):  # two vector entries and the bias
-                plus, minus = biased.astype(np.float64), biased.astype(np.float64)
-                plus[n, d] += eps
-                minus[n, d] -= eps
-                numeric = (log_prob(h, word, tree, plus)
-                           - log_prob(h, word, tree, minus)) / (2 * eps)
-                assert (u[n, d] - biased[n, d]) / alpha == pytest.approx(numeric, abs=2e-4)
-        for d in range(len(h)):
-            hp, hm = h.astype(np.float64).copy(), h.astype(np.float64).copy()
-            hp[d] += eps
-            hm[d] -= eps
-            numeric = (log_prob(hp, word, tree, biased)
-                       - log_prob(hm, word, tree, biased)) / (2 * eps)
-            assert grad_h[d] / alpha == pytest.approx(numeric, abs=2e-4)
-
-
-def test_edge_step_skips_nodes_scored_beyond_six(setup):
-    """word2vec.c's edge (ModelKind.edge): a node whose score h·u is beyond ±6 takes
-    no step and adds none to h's, however wrong its branch; the others step as
-    without it, and the loss still counts every node. Reference: numpy."""
-    tree, syn1, h = setup
-    big = syn1 * np.float32(8.0)  # scores on both sides of ±6
-    step = step_for(False, False, True)
-    alpha = np.float32(0.1)
-    beyond = within = 0
-    for word in range(len(tree)):
-        nodes, codes = tree.path(word)
-        x = big[nodes].astype(np.float64) @ h
-        assert np.all(np.abs(np.abs(x) - 6) > 0.01)  # (the table's last entry ramps to 0)
-        u, grad_h = big.copy(), np.zeros_like(h)
-        loss = step(h, word, alpha, u, np.full(len(tree) - 1, -1, np.int32),
-                    np.empty((0, len(h)), np.float32), tree.flat, grad_h,
-                    np.empty(tree.depths.max(), np.float32), len(h))
-        assert loss == pytest.approx(-log_prob(h, word, tree, big), rel=1e-5)
-        g = alpha * (1 - codes - 1 / (1 + np.exp(-x))) * (np.abs(x) < 6)
-        expect_u = big.astype(np.float64).copy()
-        expect_u[nodes] += g[:, None] * h[None, :]
-        np.testing.assert_allclose(u, expect_u, rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(grad_h, (g[:, None] * big[nodes]).sum(axis=0), rtol=1e-5,
-                                   atol=1e-6)
-        beyond += int(np.sum(np.abs(x) >= 6))
-        within += int(np.sum(np.abs(x) < 6))
-    assert beyond > 5 and within > 5
-
-
 @pytest.mark.parametrize("arch", sorted(model_kinds))
 def test_only_edge_kinds_skip_saturated_nodes(arch):
     """With every score far beyond ±6, a kind with word2vec.c's edge (CBOW) trains
@@ -188,12 +60,6 @@ def test_only_edge_kinds_skip_saturated_nodes(arch):
     train(ids, ends, syn0, syn1, tree, np.ones(V, np.float32), 2, 0.05, 0.05, 3, arch)
     unchanged = np.array_equal(syn0, before[0]) and np.array_equal(syn1, before[1])
     assert unchanged == model_kinds[arch].edge
-
-
-def test_probabilities_sum_to_one(setup):
-    tree, syn1, h = setup
-    total = sum(np.exp(log_prob(h, w, tree, syn1)) for w in range(len(tree)))
-    assert total == pytest.approx(1.0, abs=1e-9)
 
 
 def block_inputs(rng, n_words, vocab_size, sentence_len):
@@ -260,103 +126,6 @@ def test_training_lowers_loss():
     assert epoch(0.0) < 0.5 * before
 
 
-def test_subsampling_follows_word2vec():
-    counts = np.array([1_000_000, 1000, 10], dtype=np.int64)
-    keep = keep_probabilities(counts, 1e-3)
-    t = 1e-3 * counts.sum()
-    assert keep[0] == pytest.approx((np.sqrt(counts[0] / t) + 1) * t / counts[0], rel=1e-6)
-    assert keep[1] == 1.0 and keep[2] == 1.0
-    # the kernel keeps about that fraction
-    ids = np.zeros(200_000, dtype=np.int32)
-    sen, pos = np.empty_like(ids), np.empty(len(ids), np.int64)
-    m, _ = walk.subsample(ids, 0, len(ids), keep, np.uint64(7), sen, pos)
-    assert m / len(ids) == pytest.approx(keep[0], abs=0.01)
-    assert np.all(np.diff(pos[:m]) > 0)
-
-
-@pytest.mark.parametrize(("repeats", "bias"), [(False, False), (True, False), (False, True),
-                                              (True, True)])
-def test_skipgram_matches_word2vec_order(repeats, bias):
-    """The batched centre step equals word2vec.c's one-context-at-a-time updates,
-    also when a context word comes twice in a window (its second turn must see the
-    update of its first), and with node biases (each turn moves them too)."""
-    rng = np.random.default_rng(3)
-    V, D, window = 23, 16, 3
-    tree = huffman(np.sort(rng.integers(5, 500, size=V))[::-1].astype(np.int64))
-    syn0 = rng.normal(0, 0.3, (V, D)).astype(np.float32)
-    syn1 = rng.normal(0, 0.3, (V - 1, D + bias)).astype(np.float32)
-    if repeats:  # four words: nearly every window holds one twice
-        ids = rng.integers(0, 4, size=200).astype(np.int32)
-    else:  # no word twice within a window
-        ids = (np.arange(200) * 7 % V).astype(np.int32)
-    ends = np.array([120, 200], dtype=np.int64)
-    keep = np.ones(V, dtype=np.float32)
-    a0, a1 = 0.1, 0.05
-    # reference: word2vec.c's loop, with the same random window draws
-    ref0, ref1 = syn0.copy(), syn1.copy()
-    mask = (1 << 64) - 1
-    r, ref_loss, ref_n, start = 9, 0.0, 0, 0
-    for end in ends:
-        sent = ids[start:end]
-        for i in range(len(sent)):
-            alpha = np.float32(a0 + (a1 - a0) / 200 * (start + i))
-            r = (r * 25214903917 + 11) & mask
-            b = (r >> 16) % window
-            for j in range(max(0, i - window + b), min(len(sent), i + window - b + 1)):
-                if j != i:
-                    g = np.zeros(D, np.float32)
-                    ref_loss += one_code_step(ref0[sent[j]], sent[i], alpha, ref1, tree, g)
-                    ref0[sent[j]] += g
-                    ref_n += 1
-        start = end
-    loss, n = train(ids, ends, syn0, syn1, tree, keep, window, a0, a1, 9, "skipgram")
-    assert n == ref_n
-    assert loss == pytest.approx(ref_loss, rel=1e-5)
-    np.testing.assert_allclose(syn0, ref0, atol=2e-5)
-    np.testing.assert_allclose(syn1, ref1, atol=2e-5)
-
-
-def test_shrunk_window_is_word2vecs():
-    """Each side reaches window - b words, b uniform in [0, window), clipped to the
-    sentence; the rng state advances once per call."""
-    window, m = 5, 100
-    r = np.uint64(11)
-    reach = []
-    for _ in range(20_000):
-        lo, hi, r2 = walk.shrunk_window(50, m, window, r)
-        assert r2 == helpers.lcg_next(r)
-        assert 50 - lo == hi - 51  # symmetric
-        reach.append(hi - 51)
-        r = r2
-    freq = np.bincount(reach, minlength=window + 1) / len(reach)
-    assert freq[0] == 0
-    np.testing.assert_allclose(freq[1:], 1 / window, atol=0.015)
-    for i in (0, 1, m - 1):  # clipped at the edges
-        for _ in range(50):
-            lo, hi, r = walk.shrunk_window(i, m, window, r)
-            assert 0 <= lo <= i < hi <= m
-            assert max(i - lo, hi - i - 1) <= window
-
-
-def test_hot_nodes_are_the_most_visited():
-    """hot_inner_nodes counts each inner node's visits bottom-up; the reference
-    adds each word's count to every node on its path (numpy bincount)."""
-    from hsw2v.runs.kernel_setup import hot_inner_nodes
-
-    rng = np.random.default_rng(2)
-    for tree_of in (huffman, lambda c: random_tree(len(c), 3)):
-        counts = np.sort(rng.integers(1, 10_000, size=500))[::-1].astype(np.int64)
-        tree = tree_of(counts)
-        visits = np.bincount(tree.path_nodes, weights=np.repeat(counts, tree.depths),
-                             minlength=len(counts) - 1)
-        for k in (1, 17, 499):
-            hot, slot = hot_inner_nodes(tree, counts, k)
-            want = np.argsort(-visits, kind="stable")[:k]
-            assert np.array_equal(np.sort(hot), np.sort(want))
-            assert np.all(np.diff(visits[hot]) <= 0)  # the most visited first
-            assert np.array_equal(slot[hot], np.arange(k)) and (slot >= 0).sum() == k
-
-
 @pytest.mark.parametrize("arch", sorted(model_kinds))
 def test_hot_rows_match_in_place_training(arch):
     """With one thread, training hot nodes in private rows and merging them gives
@@ -419,23 +188,6 @@ def test_prefetch_hints_the_next_examples_rows():
             if i + 1 + window < m:
                 expect.append((True, int(sen[i + 1 + window])))
         assert sorted(asked) == sorted(expect), i
-
-
-def test_prefetch_emits_a_prefetch_instruction_and_changes_nothing():
-    """prefetch_row compiles to the CPU's prefetch instruction, one per 64-byte line
-    of the row, and leaves the matrix as it was."""
-    from numba import njit
-
-    @njit
-    def touch(syn0, row):
-        helpers.prefetch_row(syn0, row)
-
-    syn0 = np.random.default_rng(1).normal(size=(5, 100)).astype(np.float32)
-    before = syn0.copy()
-    touch(syn0, np.int64(4))
-    assert np.array_equal(syn0, before)
-    asm = next(iter(touch.inspect_asm().values())).lower()
-    assert "prefetch" in asm or "prfm" in asm
 
 
 def test_hot_rows_merge_adds_each_threads_change():

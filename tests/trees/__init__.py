@@ -1,1 +1,2 @@
-"""Tests of :mod:`hsw2v.trees`: trees, their builders, WordNet, pictures and growing."""
+"""Tests of :mod:`hsw2v.trees`: trees, their builders, semantic trees, WordNet, pictures and
+growing."""
