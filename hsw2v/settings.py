@@ -12,8 +12,8 @@ from typing import Any
 from .errors import HSW2VError, param
 from .system.memory import parse_size  # noqa: F401 (the CLI and scripts take it from here)
 from .declared import Setting, declared
-from .training.kinds import model_kinds
-from .trees.registry import tree_builders
+from .training.kinds import BUILT_IN_KINDS, model_kinds
+from .trees.registry import BUILT_IN_TREES, tree_builders
 
 ARCHS = tuple(model_kinds)
 SAMPLE = 1e-3
@@ -138,7 +138,9 @@ def _with_declared_fields(cls: type) -> type:
     setting lives in its declaration alone, and the CLI's option, the API's keyword
     and the model file's record follow from the field."""
     notes = cls.__dict__["__annotations__"]
-    for name, d in declared_settings().items():
+    built_in = declared([[model_kinds[k] for k in BUILT_IN_KINDS],
+                         [tree_builders[k] for k in BUILT_IN_TREES]])
+    for name, d in built_in.items():
         notes[name] = f"{d.value_type.__name__} | None" if d.default is None else d.value_type.__name__
         setattr(cls, name, _declared_field(d))
     return cls

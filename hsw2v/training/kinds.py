@@ -195,7 +195,7 @@ def _lbl_epochs(s: Any) -> int:
     return 2 if s.tree_learned else 3
 
 
-_lbl_alpha.shown = "0.01 with full position weights, else 0.025 on a semantic tree, else 0.05"  # type: ignore[attr-defined]  # noqa: E501
+_lbl_alpha.shown = "0.025 on a semantic tree, 0.01 with full position weights (on any tree), else 0.05"  # type: ignore[attr-defined]  # noqa: E501
 _adaptive_on_semantic.shown = "adaptive with a semantic tree"  # type: ignore[attr-defined]  (for --help)
 _cbow_epochs.shown = "3 on a semantic tree, else 5"  # type: ignore[attr-defined]
 _lbl_epochs.shown = "2 on a semantic tree, else 3"  # type: ignore[attr-defined]
@@ -252,6 +252,10 @@ model_kinds: dict[str, ModelKind] = {
         check=_lbl_check),
 }
 """Every model kind, by the name ``--arch`` takes."""
+
+BUILT_IN_KINDS = tuple(model_kinds)
+"""The kinds of the package itself: their settings are :class:`~hsw2v.settings.TrainSettings`
+fields; a kind registered later keeps its own in ``TrainSettings.extra``."""
 
 
 def model_kind(name: str) -> ModelKind:

@@ -188,6 +188,9 @@ tree_builders: dict[str, TreeBuilder] = {
 }
 """Every tree kind, by the name ``--tree`` takes."""
 
+BUILT_IN_TREES = tuple(tree_builders)
+"""The trees of the package itself (see :data:`hsw2v.training.kinds.BUILT_IN_KINDS`)."""
+
 
 def tree_builder(kind: str) -> TreeBuilder:
     """The builder named ``kind``, or an HSW2VError listing the kinds."""
