@@ -124,7 +124,7 @@ def kernel_setup(model: Model, s: TrainSettings) -> KernelSetup:
     hot = model_kind(s.arch).hot_nodes if s.threads > 1 else 0
     args = _kernel_args(model, s, *hot_inner_nodes(model.tree, model.vocab.counts, hot))
     warm_up_writer(s.dim)
-    what = f"the {s.arch} training kernel for dim {s.dim}"
+    what = compiled_words(s)
     wait_for_child(_first_kernel_key(s), what)
     with about(what):
         kernel = args.kernel(s.dim)
@@ -177,14 +177,20 @@ def first_kernel_ahead(s: TrainSettings) -> Iterator[str | None]:
         yield None
         return
     builder = tree_builders.get(s.tree)
-    what = f"the {s.arch} training kernel for dim {s.dim}"
     with compiling_ahead(_first_kernel_key(s), lambda: first_kernel(s), load_callees):
         if builder is None or builder.compile_kernels is None:
-            yield what
+            yield compiled_words(s)
             return
         with compiling_ahead(_tree_kernels_key(s),
                              lambda: builder.compile_kernels(smallest_model(s))):
-            yield what.replace(" for dim", f" and the {s.tree} tree's kernels for dim")
+            yield compiled_words(s, s.tree)
+
+
+def compiled_words(s: TrainSettings, tree: str | None = None) -> str:
+    """What a run with settings ``s`` compiles, in words: its training kernel, and
+    the kernels of ``tree``'s build where one is learned in the run."""
+    trees = f" and the {tree} tree's kernels" if tree else ""
+    return f"the {s.arch} training kernel{trees} for dim {s.dim}"
 
 
 def _tree_kernels_key(s: TrainSettings) -> tuple:

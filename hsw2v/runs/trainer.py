@@ -32,7 +32,7 @@ from .common import (
 )
 from .epochs import run_epochs
 from .grow import grown_model
-from .kernel_setup import first_kernel_ahead, wait_for_tree_kernels
+from .kernel_setup import compiled_words, first_kernel_ahead, wait_for_tree_kernels
 from .resolve import first_pass_settings, run_settings
 
 
@@ -322,8 +322,7 @@ def _tree_after_first_pass(path: Source, first_pass: Model, s: TrainSettings, po
     Its checkpoints hold the run's settings ``s``, so a resumed run goes on from
     the pass to the tree and the run's epochs."""
     kind = tree_for(s.tree, False)
-    with about(f"the {s.arch} training kernel and the {kind} tree's kernels for dim {s.dim}",
-               whole=True):
+    with about(compiled_words(s, kind), whole=True):
         if saver is not None:
             saver.then = s
         try:
