@@ -374,8 +374,8 @@ def train(ctx: click.Context, corpus: tuple[str, ...], output: str | None,
     writers = {output: lambda f: model.write_vectors(f, format=vector_format),
                save_model: model.write}
     replace_together({k: v for k, v in writers.items() if k})  # both outputs, or neither
-    if output and cache:
-        write_cache(output, model.words, model.vectors)
+    if output and cache and vector_format_named(vector_format).write_rows is not None:
+        write_cache(output, model.words, model.word_vectors)
     if not quiet:
         _say_trained(model, seconds, output, save_model, replaced, describe(files), in_place,
                      grown_from=len(model.history[-1]["words"]) if grow else None)
@@ -478,7 +478,8 @@ def _say_trained(model, seconds: float, output: str | None, save_model: str | No
 @click.argument("words", nargs=-1, required=True)
 @click.option("--vectors", "vectors_path",
               help="word2vec text or binary file, or an hsw2v model (.npz) "
-              "[the newest of " + " and ".join(f.default_file for f in vector_formats.values())
+              "[the newest of " + " and ".join(f.default_file for f in vector_formats.values()
+                                               if f.write_rows is not None)
               + f" here, else {DEFAULT_MODEL}].")
 @click.option("-n", "topn", default=10, show_default=True, help="How many neighbours.")
 @click.option("--negative", multiple=True,

@@ -7,6 +7,7 @@ import os
 import zipfile
 
 from ..errors import HSW2VError
+from .fasttext_format import MAGIC as FASTTEXT_MAGIC
 from .word2vec_format import vector_formats
 
 DEFAULT_VECTORS = vector_formats["text"].default_file
@@ -19,7 +20,8 @@ def default_vectors() -> str:
     """The vectors a command reads when none is named: the newest of the vector
     formats' default files (vectors.txt, vectors.bin) in the current directory, else
     model.npz."""
-    found = [f.default_file for f in vector_formats.values() if os.path.isfile(f.default_file)]
+    found = [f.default_file for f in vector_formats.values()
+             if f.write_rows is not None and os.path.isfile(f.default_file)]
     if found:
         return max(found, key=os.path.getmtime)
     if os.path.isfile(DEFAULT_MODEL):
@@ -49,8 +51,10 @@ def check_default_output(path: str, what: str) -> None:
                     ours = {"meta.npy", "vectors.npy", "node_vectors.npy"} <= set(z.namelist())
             else:
                 with open(path, "rb") as f:
-                    header = f.readline(64).split()
-                ours = len(header) == 2 and all(h.isdigit() for h in header)
+                    header = f.readline(64)
+                words = header.split()
+                ours = (len(words) == 2 and all(h.isdigit() for h in words)) or header.startswith(
+                    FASTTEXT_MAGIC.to_bytes(4, "little"))
         except (OSError, zipfile.BadZipFile):
             ours = False
     if not ours:

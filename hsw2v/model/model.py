@@ -15,6 +15,8 @@ Model file (``.npz``, written with :func:`numpy.savez`, read with
 ``vectors``        float32 (V, D)  input (word) vectors
 ``node_vectors``   float32 (L-1, D) inner-node vectors; with ``node_bias`` in the
                    or (L-1, D+1)   settings a last column holds each node's bias α
+``ngram_vectors``  float32 (B, D)  only with ``subwords``: the rows of the B
+                                   buckets that character n-grams hash into
 ``extra_leaves``   int32 (L-V)     only when words have several codes (ADAPTIVE(ε)):
                                    the word of each leaf past the first V
 ``weights_NAME``   float32         the model kind's other matrices, with the shapes
@@ -40,10 +42,12 @@ from ..errors import HSW2VError, UnknownWordError, param
 from ..settings import TrainSettings
 from ..system.files import atomic_write
 from ..system.memory import release_free_memory
+from ..subwords.compose import composed_vectors, mean_of_rows
+from ..subwords.ngrams import NO_SUBWORDS, SubwordTable, subword_table, unseen_rows
 from ..training.kinds import model_kind
 from ..trees.tree import Tree
 from .vectors import Vectors, positive_count, unknown_word_message, word_list
-from .word2vec_format import write_vectors, write_vectors_to
+from .word2vec_format import vector_format, write_vectors, write_vectors_to
 
 MODEL_FORMAT = "hsw2v-model"
 MODEL_VERSION = 2
@@ -73,6 +77,56 @@ class Model:
     history: list[dict] = field(default_factory=list)
     """Each growth of the vocabulary (``grow``), oldest first: ``from_words``, the
     vocabulary's size before it, and ``words``, the words it added."""
+    ngram_vectors: np.ndarray | None = None
+    """With ``subwords``: the rows of the buckets that the words' character n-grams
+    hash into (float32 (buckets, D)); :attr:`vectors` then holds each word's own
+    row, and a word's vector is the mean of its rows (:attr:`word_vectors`)."""
+
+    @property
+    def subwords(self) -> SubwordTable:
+        """Each word's input rows, its own and its n-grams' (see
+        :mod:`hsw2v.subwords.ngrams`); empty for a model without subwords."""
+        if self.ngram_vectors is None:
+            return NO_SUBWORDS
+        key = (id(self.vocab), len(self.vocab))
+        if getattr(self, "_subwords_of", None) != key:
+            s = self.settings
+            self._subwords = subword_table(self.vocab.words, s.minn, s.maxn, s.buckets)
+            self._subwords_of = key
+        return self._subwords
+
+    def input_matrix(self) -> np.ndarray:
+        """The rows training reads and writes, as one C-contiguous matrix: the words'
+        own rows, then with subwords the n-gram buckets' (fastText's layout).
+        :attr:`vectors` and :attr:`ngram_vectors` are views of it from then on."""
+        if self.ngram_vectors is None:
+            return self.vectors
+        base = self.vectors.base
+        n, b = len(self.vectors), len(self.ngram_vectors)
+        if (base is not None and self.ngram_vectors.base is base and base.flags.c_contiguous
+                and base.shape == (n + b, self.dim) and self.vectors.ctypes.data == base.ctypes.data
+                and self.ngram_vectors.ctypes.data == base[n:].ctypes.data):
+            return base
+        matrix = np.concatenate([self.vectors, self.ngram_vectors]).astype(np.float32, copy=False)
+        self.vectors, self.ngram_vectors = matrix[:n], matrix[n:]
+        return matrix
+
+    @property
+    def word_vectors(self) -> np.ndarray:
+        """Each word's vector as a user sees it: with subwords the mean of its own row
+        and its n-grams' rows (fastText's), else :attr:`vectors` itself."""
+        if self.ngram_vectors is None:
+            return self.vectors
+        return composed_vectors(self.input_matrix(), self.subwords)
+
+    def unseen_vector(self, word: str) -> np.ndarray | None:
+        """The vector of a word outside the vocabulary, the mean of its n-grams' rows
+        (fastText's); None without subwords, or for a word with no n-gram."""
+        if self.ngram_vectors is None or not isinstance(word, str):
+            return None
+        s = self.settings
+        rows = unseen_rows(word, len(self.vocab), s.minn, s.maxn, s.buckets)
+        return mean_of_rows(self.input_matrix(), rows) if len(rows) else None
 
     @property
     def extra_matrices(self) -> tuple[np.ndarray, ...]:
@@ -99,8 +153,10 @@ class Model:
         """A summary, as gensim's ``Word2Vec<vocab=…, vector_size=…>`` (a notebook
         cell showing a model prints this, not every vector)."""
         grown = f", grown={len(self.history)}" if self.history else ""
+        subwords = (f", subwords={self.settings.minn}-{self.settings.maxn}"
+                    if self.ngram_vectors is not None else "")
         return (f"Model<arch={self.arch}, vocab={len(self.vocab)}, vector_size={self.dim}, "
-                f"tree={self.tree.kind}, epochs={len(self.epoch_loss)}{grown}>")
+                f"tree={self.tree.kind}, epochs={len(self.epoch_loss)}{subwords}{grown}>")
 
     def __contains__(self, word: object) -> bool:
         """Whether ``word`` is in the vocabulary (``"king" in model``), as in gensim."""
@@ -108,16 +164,26 @@ class Model:
 
     def __getitem__(self, word: str) -> np.ndarray:
         """The vector of ``word`` (``model["king"]``, a view of :attr:`vectors`, as
-        gensim's ``KeyedVectors`` gives); an unknown word raises HSW2VError naming
-        close spellings."""
+        gensim's ``KeyedVectors`` gives; with subwords a new array, the mean of its
+        rows, and for a word outside the vocabulary the mean of its n-grams' rows);
+        an unknown word raises HSW2VError naming close spellings."""
         try:
-            return self.vectors[self.vocab.index[word]]
+            i = self.vocab.index[word]
         except (KeyError, TypeError):
+            built = self.unseen_vector(word)
+            if built is not None:
+                return built
             raise UnknownWordError(unknown_word_message(str(word), self.vocab.words)) from None
+        if self.ngram_vectors is None:
+            return self.vectors[i]
+        table = self.subwords
+        return mean_of_rows(self.input_matrix(), table.rows[table.offsets[i]:table.offsets[i + 1]])
 
     def keyed_vectors(self) -> Vectors:
-        """The word vectors, for similarity queries and evaluation."""
-        return Vectors(self.vocab.words, self.vectors)
+        """The word vectors, for similarity queries and evaluation (with subwords, a
+        word outside the vocabulary has the vector :meth:`unseen_vector` builds)."""
+        return Vectors(self.vocab.words, self.word_vectors,
+                       self.unseen_vector if self.ngram_vectors is not None else None)
 
     def to_gensim(self) -> Any:
         """The word vectors as a gensim ``KeyedVectors``: the same words in the same
@@ -138,7 +204,7 @@ class Model:
         except ImportError:
             raise HSW2VError("to_gensim needs gensim: pip install gensim") from None
         kv = KeyedVectors(self.dim, count=0, dtype=np.float32)
-        kv.add_vectors(self.vocab.words, self.vectors)
+        kv.add_vectors(self.vocab.words, self.word_vectors)
         kv.allocate_vecattrs(["count"], [np.int64])
         kv.expandos["count"][:] = self.vocab.counts
         return kv
@@ -186,7 +252,7 @@ class Model:
             context_of_words,  # (numba loads where it is needed)
         )
 
-        return np.ascontiguousarray(H[:context_of_words(config, self.vectors, self.extra_matrices,
+        return np.ascontiguousarray(H[:context_of_words(config, self.word_vectors, self.extra_matrices,
                                                         rows, H)])
 
     def predict(self, context: Sequence[str] | str, topn: int = 10) -> list[tuple[str, float]]:
@@ -352,6 +418,8 @@ class Model:
                   "node_vectors": self.node_vectors}
         if several:
             arrays["extra_leaves"] = self.tree.extra_leaves
+        if self.ngram_vectors is not None:
+            arrays["ngram_vectors"] = self.ngram_vectors
         for name, matrix in self.extra.items():
             arrays[KIND_MATRIX + name] = matrix
         # np.savez's layout, but the zip is closed even when a write fails (older
@@ -378,16 +446,26 @@ class Model:
             (:mod:`hsw2v.model.vectors_cache`).
         format
             A name of :data:`hsw2v.model.word2vec_format.vector_formats` (``"text"``,
-            ``"binary"``); by default text, or binary with ``binary``.
+            ``"binary"``, or ``"fasttext"``: fastText's ``.bin`` model file, see
+            :mod:`hsw2v.model.fasttext_format`); by default text, or binary with ``binary``.
         """
         release_free_memory()
-        write_vectors(path, self.vocab.words, self.vectors, _format(format, binary), cache)
+        chosen = vector_format(_format(format, binary))
+        if chosen.write_model is not None:
+            with atomic_write(path, "wb") as f:
+                chosen.write_model(f, self)
+            return
+        write_vectors(path, self.vocab.words, self.word_vectors, chosen.name, cache)
 
     def write_vectors(self, f: IO[bytes], binary: bool = False, format: str | None = None) -> None:
         """The word vectors in word2vec format into an open binary file (see
         :meth:`save_vectors`)."""
         release_free_memory()
-        write_vectors_to(f, self.vocab.words, self.vectors, _format(format, binary))
+        chosen = vector_format(_format(format, binary))
+        if chosen.write_model is not None:
+            chosen.write_model(f, self)
+            return
+        write_vectors_to(f, self.vocab.words, self.word_vectors, chosen.name)
 
 
 KIND_MATRIX = "weights_"

@@ -28,7 +28,7 @@ _MODEL_ARRAYS = {
     "meta": np.uint8, "words": np.uint8, "word_offsets": np.int64, "counts": np.int64,
     "children": np.int32, "vectors": np.float32, "node_vectors": np.float32,
 }
-_OPTIONAL_ARRAYS = {"extra_leaves": np.int32}
+_OPTIONAL_ARRAYS = {"extra_leaves": np.int32, "ngram_vectors": np.float32}
 
 def _declared_shapes(path: str) -> dict[str, tuple[int, ...]]:
     """Each member's shape as its ``.npy`` header declares it, read from the zip
@@ -136,7 +136,25 @@ def load_model(path: str) -> Model:
         raise HSW2VError(f"{path}: corrupt model (epoch_loss and timings must be numbers)")
     return Model(vocab, tree, vectors, node_vectors, settings,
                  [float(x) for x in losses], {k: float(v) for k, v in seconds.items()},
-                 extra=extra, history=meta.get("history", []))
+                 extra=extra, history=meta.get("history", []),
+                 ngram_vectors=_ngram_vectors(path, arrays, settings, vectors.shape[1]))
+
+
+def _ngram_vectors(path: str, arrays: dict, settings: TrainSettings, dim: int
+                   ) -> np.ndarray | None:
+    """A subword model's n-gram rows, checked against its settings."""
+    ngrams = arrays.get("ngram_vectors")
+    if not settings.subwords:
+        if ngrams is not None:
+            raise HSW2VError(f"{path}: corrupt model (ngram_vectors without subwords)")
+        return None
+    if ngrams is None or ngrams.shape != (settings.buckets, dim):
+        shape = None if ngrams is None else ngrams.shape
+        raise HSW2VError(f"{path}: corrupt model (ngram_vectors has shape {shape} for "
+                         f"{settings.buckets} buckets of {dim})")
+    if not np.isfinite(ngrams).all():
+        raise HSW2VError(f"{path}: corrupt model (ngram_vectors hold NaN or infinity)")
+    return ngrams
 
 
 def _members(path: str) -> tuple[dict, dict[str, np.ndarray]]:

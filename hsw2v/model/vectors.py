@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import difflib
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -38,10 +38,13 @@ def positive_count(value: Any, name: str) -> int:
 class Vectors:
     """Word vectors in index order (most frequent first, as written by hsw2v).
 
-    ``words[i]`` is the word of row ``matrix[i]``.
+    ``words[i]`` is the word of row ``matrix[i]``. ``unseen``, where given, builds the
+    vector of a word outside them (a subword model's, from its character n-grams),
+    or returns None where it cannot.
     """
 
-    def __init__(self, words: Sequence[str], matrix: np.ndarray):
+    def __init__(self, words: Sequence[str], matrix: np.ndarray,
+                 unseen: Callable[[str], np.ndarray | None] | None = None):
         matrix = np.ascontiguousarray(matrix, dtype=np.float32)
         if matrix.ndim != 2 or matrix.shape[0] != len(words):
             raise HSW2VError(
@@ -55,6 +58,7 @@ class Vectors:
         self.matrix = matrix
         self.index: dict[str, int] = {w: i for i, w in enumerate(self.words)}
         self._unit: np.ndarray | None = None
+        self.unseen = unseen
 
     def __repr__(self) -> str:
         return f"Vectors<vocab={len(self.words)}, vector_size={self.matrix.shape[1]}>"
@@ -67,9 +71,24 @@ class Vectors:
         return word in self.index
 
     def __getitem__(self, word: str) -> np.ndarray:
-        """The vector of ``word`` (``vectors["king"]``); an unknown word raises
+        """The vector of ``word`` (``vectors["king"]``), or of an unseen word where
+        ``unseen`` builds one; an unknown word raises
         :class:`~hsw2v.errors.UnknownWordError`, a KeyError naming close spellings."""
+        if word not in self.index and self.unseen is not None:
+            built = self.unseen(word)
+            if built is not None:
+                return built
         return self.matrix[self.index_of(word)]
+
+    def _unit_query(self, word: str) -> tuple[np.ndarray, int | None]:
+        """The unit vector of a query word and its row (None for a built one)."""
+        if word not in self.index and self.unseen is not None:
+            built = self.unseen(word)
+            if built is not None:
+                norm = np.linalg.norm(built)
+                return (built / norm if norm > 0 else built).astype(np.float32), None
+        row = self.index_of(word)
+        return self.unit[row], row
 
     @property
     def dim(self) -> int:
@@ -107,6 +126,7 @@ class Vectors:
         """Nearest words by cosine to the mean of unit positive minus unit negative vectors.
 
         This is gensim's ``most_similar`` (3CosAdd): the query words are excluded.
+        A word outside the vocabulary counts by the vector ``unseen`` builds, if any.
 
         Parameters
         ----------
@@ -131,12 +151,13 @@ class Vectors:
         topn = positive_count(topn, "topn")
         if restrict is not None:
             restrict = positive_count(restrict, "restrict")
-        rows = [self.index_of(w) for w in positive] + [self.index_of(w) for w in negative]
+        queries = [self._unit_query(w) for w in positive + negative]
+        rows = [r for _, r in queries if r is not None]
         weights = [1.0] * len(positive) + [-1.0] * len(negative)
         unit = self.unit if restrict is None else self.unit[:restrict]
         query = np.zeros(self.dim, dtype=np.float32)
-        for r, wgt in zip(rows, weights):
-            query += wgt * self.unit[r]
+        for (vector, _), wgt in zip(queries, weights):
+            query += wgt * vector
         qn = np.linalg.norm(query)
         if not qn > 1e-6:  # (x --negative x, or words whose vectors are zero)
             raise HSW2VError("the query's words cancel out (their vectors sum to zero): "

@@ -8,7 +8,7 @@ import os
 import stat
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from typing import IO, NamedTuple
+from typing import IO, Any, NamedTuple
 
 import numpy as np
 
@@ -16,6 +16,7 @@ from ..counting.vocab import pack_words
 from ..errors import HSW2VError, param
 from ..settings import available_cores
 from ..system.files import atomic_write, check_regular_file
+from .fasttext_format import write_fasttext
 from .vectors import Vectors
 from .vectors_cache import read_cache, write_cache
 
@@ -23,12 +24,15 @@ from .vectors_cache import read_cache, write_cache
 class VectorFormat(NamedTuple):
     """A format of word vector files that hsw2v writes: its name (``--format``), the
     file ``train`` writes it to when none is named, a line for the help, and the
-    function writing the rows after the ``V D`` header into an open binary file."""
+    function writing the rows after the ``V D`` header into an open binary file;
+    or, for a format of whole models that hsw2v does not read back (fastText's),
+    ``write_model(f, model)`` instead."""
 
     name: str
     default_file: str
     help: str
-    write_rows: Callable[[IO[bytes], Sequence[str], np.ndarray], None]
+    write_rows: Callable[[IO[bytes], Sequence[str], np.ndarray], None] | None
+    write_model: Callable[[IO[bytes], Any], None] | None = None
 
 
 def _text_rows(f: IO[bytes], words: Sequence[str], matrix: np.ndarray) -> None:
@@ -47,6 +51,9 @@ vector_formats: dict[str, VectorFormat] = {f.name: f for f in (
                  "digits, so float32 round-trips) a line", _text_rows),
     VectorFormat("binary", "vectors.bin", "word2vec binary: a word, a space, its little-endian "
                  "float32 values and a newline", _binary_rows),
+    VectorFormat("fasttext", "model.bin", "fastText's model file, which fasttext.load_model and "
+                 "gensim's load_facebook_vectors read, with --subwords its n-grams for unseen "
+                 "words", None, write_fasttext),
 )}
 """The vector formats, by name: where a new one joins (reading detects them,
 :func:`read_word2vec`)."""
@@ -90,6 +97,9 @@ def write_vectors_to(f: IO[bytes], words: Sequence[str], matrix: np.ndarray,
                      format: str = "text") -> None:
     """:func:`write_vectors` into an open binary file."""
     chosen = vector_format(format)
+    if chosen.write_rows is None:
+        raise HSW2VError(f"{param('format', format)} holds a whole model: write it from the "
+                         "model (Model.save_vectors)")
     matrix = np.ascontiguousarray(matrix, dtype=np.float32)
     n, dim = matrix.shape
     f.write(f"{n} {dim}\n".encode())

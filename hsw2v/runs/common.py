@@ -40,10 +40,15 @@ def initial_weights(n_words: int, n_inner: int, dim: int, seed: int,
 
 
 def fresh_model(vocab: Vocab, tree: Tree, s: TrainSettings) -> Model:
-    """A model of ``vocab`` on ``tree`` with its starting weights."""
-    vectors, node_vectors = initial_weights(len(vocab), tree.n_leaves - 1, s.dim, s.seed, s.node_bias)
-    return Model(vocab, tree, vectors, node_vectors, s,
-                 extra=model_kind(s.arch).extra_weights(len(vocab), s.dim, s))
+    """A model of ``vocab`` on ``tree`` with its starting weights (with ``subwords``,
+    the n-gram buckets' rows after the words' in one matrix, started alike)."""
+    buckets = s.value("buckets") if s.value("subwords") else 0
+    inputs, node_vectors = initial_weights(len(vocab) + buckets, tree.n_leaves - 1, s.dim, s.seed,
+                                           s.node_bias)
+    v = len(vocab)
+    return Model(vocab, tree, inputs[:v] if buckets else inputs, node_vectors, s,
+                 extra=model_kind(s.arch).extra_weights(len(vocab), s.dim, s),
+                 ngram_vectors=inputs[v:] if buckets else None)
 
 
 CONTINUED = ("window", "sample", "alpha", "min_alpha", "epochs", "threads", "seed", "spool")

@@ -78,8 +78,8 @@ class Epochs:
         self.losses = (EpochLoss(position.loss_sum, position.examples) if position.loss_sum
                        else EpochLoss.empty(s.epochs))
         self.alpha_at = LearningRate(s.alpha, s.min_alpha, self.planned).at
-        self.weights = Weights(model.vectors, model.node_vectors, self.setup.hot_nodes,
-                               self.setup.hot_slot, model.extra_matrices)
+        self.weights = Weights(model.input_matrix(), model.node_vectors, self.setup.hot_nodes,
+                               self.setup.hot_slot, model.extra_matrices, *model.subwords)
         self.states = [new_state((s.seed * 7919 + 17 * (t + 1)) % 2**64, BLOCK_BYTES // 2 + 2,
                                  s.window, self.setup.longest,
                                  model.node_vectors[self.setup.hot_nodes], model.extra_matrices,

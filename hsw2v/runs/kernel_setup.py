@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -108,7 +109,8 @@ def _kernel_args(model: Model, s: TrainSettings, hot_nodes: np.ndarray, hot_slot
     tree = model.tree
     kind = model_kind(s.arch)
     config = kind.config_of(s)._replace(sync_every=kind.hot_sync_words, fast_rows=kind.fast_rows)
-    weights = Weights(model.vectors, model.node_vectors, hot_nodes, hot_slot, model.extra_matrices)
+    weights = Weights(model.input_matrix(), model.node_vectors, hot_nodes, hot_slot,
+                      model.extra_matrices, *model.subwords)
     state = new_state(0, 0, s.window, tree.step_scratch, model.node_vectors[hot_nodes],
                       model.extra_matrices, model.vectors[:private_words(model, s)])
     return _KernelArgs(kind, config, keep_probabilities(model.vocab.counts, s.sample), weights,
@@ -141,6 +143,8 @@ def smallest_model(s: TrainSettings) -> Model:
     several, not on the vocabulary): the first-pass tree of a tree learned in the
     run, else the first tree of the registry built from counts."""
     kind = model_kind(s.arch)
+    if s.value("subwords"):  # (the kernel's types are those of any number of buckets)
+        s = replace(s, buckets=min(s.buckets, 16))
     vocab = Vocab(["a", "b", "c"], [3, 2, 1])
     if kind.language_model:
         vocab = vocab.with_markers(1, 1)[0]

@@ -153,6 +153,8 @@ class BlockTraining(NamedTuple):
     extra: tuple
     shared_extra: tuple  # the kind's matrices that every thread trains …
     extra_base: tuple  # … and this thread's copies' values at the last merge (if private)
+    sub_offsets: np.ndarray  # with subwords, each word's rows of syn0 (Weights)
+    sub_rows: np.ndarray
 
 
 @njit(**KERNEL, inline="always")
@@ -178,11 +180,26 @@ def merge_due(v, since_sync, sync_every, fast_rows):
 
 
 @njit(**KERNEL, inline="always")
+def prefetch_subwords(sen, i, m, window, syn0, offsets, sub_rows):
+    """With subwords, start loading the rows the next example reads that the cache
+    may not hold: those of the word that enters the window (CBOW's context) and of
+    the next word (skip-gram's centre). Each word has a dozen or more rows, spread
+    over the n-gram buckets: without it, a step waited on memory for most of them."""
+    for j in (i + 1, i + 1 + window):
+        if j < m:
+            w = sen[j]
+            for k in range(offsets[w], offsets[w + 1]):
+                prefetch_row(syn0, sub_rows[k])
+
+
+@njit(**KERNEL, inline="always")
 def _before_training(v, sen, i, m, dim, since_sync):
     """Count the word (merging what is due, :func:`merge_due`) and prefetch what the
     next example needs. Returns the words since the last merge."""
     since_sync = merge_due(v, since_sync, v.config.sync_every, v.config.fast_rows)
     prefetch_next(sen, i, m, v.config.window, v.syn0, v.syn1, v.hot_slot, v.paths)
+    if len(v.sub_offsets) > 0:
+        prefetch_subwords(sen, i, m, v.config.window, v.syn0, v.sub_offsets, v.sub_rows)
     return since_sync
 
 
@@ -214,7 +231,7 @@ def _train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pa
     (centre, context) pair, CBOW one per centre word.
     """
     literally(dim)
-    syn0, syn1, hot_nodes, hot_slot, shared_extra = weights
+    syn0, syn1, hot_nodes, hot_slot, shared_extra, sub_offsets, sub_rows = weights
     (rng, sen, sen_pos, ctx, rows, pairs, path, hot_rows, hot_base, extra, extra_base, word_rows,
      word_base) = state
     n_words = sent_ends[n_sents - 1] if n_sents > 0 else 0
@@ -226,7 +243,7 @@ def _train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pa
     sync_word_rows(syn0, word_rows, word_base)
     visitor = BlockTraining(config, syn0, syn1, hot_nodes, hot_slot, paths, rows, pairs, path,
                             hot_rows, hot_base, word_rows, word_base, alpha0, slope, extra,
-                            shared_extra, extra_base)
+                            shared_extra, extra_base, sub_offsets, sub_rows)
     loss, n_examples, r = _walk(ids, sent_ends, n_sents, keep_prob, config.window, True,
                                 rng[0], sen, sen_pos, ctx, visitor, dim)
     sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
@@ -237,20 +254,25 @@ def _train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pa
     return loss, n_examples
 
 
-_KERNELS: dict[tuple[str, bool, bool], Any] = {}
+_KERNELS: dict[tuple[str, bool, bool, bool], Any] = {}
 
 
-def centre_of(kind: ModelKind, codes: bool = False, bias: bool = False) -> Any:
-    """``kind``'s centre step (an ``inline="always"`` numba function) with the SGD
+def centre_of(kind: ModelKind, codes: bool = False, bias: bool = False,
+              subwords: bool = False) -> Any:
+    """``kind``'s centre step (an ``inline="always"`` numba function; with
+    ``subwords``, its ``centre_subwords``, whose input vectors are the means of
+    each word's rows) with the SGD
     step for paths with several codes a word or one, and for node vectors with a
     bias column or without (:func:`hsw2v.softmax.step.step_for`), in place of
     :func:`hsw2v.softmax.step.target_step`; and ``bias`` as the steps' own
     :data:`~hsw2v.softmax.step.NODE_BIAS`."""
-    return specialised(kind.steps().centre, target_step=step_for(codes, bias, kind.edge),
-                       NODE_BIAS=bias)
+    steps = kind.steps()
+    centre = steps.centre_subwords if subwords else steps.centre
+    return specialised(centre, target_step=step_for(codes, bias, kind.edge), NODE_BIAS=bias)
 
 
-def block_kernel_of(kind: ModelKind, codes: bool = False, bias: bool = False) -> Any:
+def block_kernel_of(kind: ModelKind, codes: bool = False, bias: bool = False,
+                    subwords: bool = False) -> Any:
     """The block kernel (a numba dispatcher, see :func:`_train_block`) of ``kind``
     for paths with several codes a word (:class:`~hsw2v.softmax.flat.FlatCodes`) or one
     (:class:`~hsw2v.softmax.flat.FlatPaths`), and for node vectors with a bias column or
@@ -258,15 +280,19 @@ def block_kernel_of(kind: ModelKind, codes: bool = False, bias: bool = False) ->
     (:func:`hsw2v.softmax.step.step_for`), and its context words, inlined into one walk,
     with nothing of the other kinds or of the other case of ``bias``. Made once;
     numba caches each of its compilations (the argument types tell the variants of
-    ``codes`` apart, the name those of ``bias``)."""
-    key = (kind.module, codes, bias)
+    ``codes`` apart, the name those of ``bias`` and ``subwords``: a kind's
+    ``centre_subwords``, for input rows given as
+    :attr:`~hsw2v.training.state.Weights.sub_rows`)."""
+    key = (kind.module, codes, bias, subwords)
     if key not in _KERNELS:
         example = njit(**KERNEL, inline="always")(with_globals(
-            _train_example, centre_step=centre_of(kind, codes, bias)))
+            _train_example, centre_step=centre_of(kind, codes, bias, subwords)))
         walk = make_walk(example, _before_training, kind_context_words(kind.steps()))
         block = with_globals(_train_block, _walk=walk)
         if bias:  # (numba names its cache after the function; the arguments' types are alike)
             block.__qualname__ += "_node_bias"
+        if subwords:
+            block.__qualname__ += "_subwords"
         _KERNELS[key] = njit(**KERNEL)(block)
     return _KERNELS[key]
 
@@ -275,7 +301,7 @@ def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pat
                 state, dim):
     """:func:`_train_block` for the kind of ``config``, called from Python (tests)."""
     kernel = block_kernel_of(kind_of_config(type(config)), isinstance(paths, FlatCodes),
-                             weights.syn1.shape[1] > dim)
+                             weights.syn1.shape[1] > dim, len(weights.sub_offsets) > 0)
     return kernel(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, paths, config,
                   state, dim)
 
@@ -288,7 +314,8 @@ def block_kernel(kind: ModelKind, config: Any, keep: np.ndarray, weights: Weight
     None unless numba's cache holds it."""
     if not isinstance(config, kind.steps().Config):
         raise TypeError(f"a {kind.name} kernel takes its own Config")
-    kernel = block_kernel_of(kind, isinstance(paths, FlatCodes), weights.syn1.shape[1] > dim)
+    kernel = block_kernel_of(kind, isinstance(paths, FlatCodes), weights.syn1.shape[1] > dim,
+                             len(weights.sub_offsets) > 0)
     return for_dim(kernel, np.empty(0, np.int32),
                    np.empty(0, np.int64), 0, 0.0, 0.0, keep, weights, paths, config, state, dim,
                    compile=compile)

@@ -53,6 +53,38 @@ def centre(t, target, ctx, n_ctx, alpha, dim):
 
 
 @njit(**KERNEL, inline="always")
+def centre_subwords(t, target, ctx, n_ctx, alpha, dim):
+    """:func:`centre` with subwords, as fastText's CBOW: h is the mean (or sum) of
+    every row of the context words (each word's own and its n-grams',
+    ``t.sub_rows``), and the whole gradient step for h is added to each of them."""
+    syn0, offsets, sub_rows = t.syn0, t.sub_offsets, t.sub_rows
+    h, grad_h = t.rows[0, 0], t.rows[1, 0]
+    h[:] = 0.0
+    n = 0
+    for k in range(n_ctx):
+        w = ctx[k]
+        for j in range(offsets[w], offsets[w + 1]):
+            c = syn0[sub_rows[j]]
+            for d in range(dim):
+                h[d] += c[d]
+        n += offsets[w + 1] - offsets[w]
+    if t.config.cbow_mean:
+        inv = np.float32(1.0) / np.float32(n)
+        for d in range(dim):
+            h[d] *= inv
+    grad_h[:] = 0.0
+    loss = target_step(h, target, alpha, t.syn1, t.hot_slot, t.hot_rows, t.paths, grad_h,
+                       t.path[0, 0], dim)
+    for k in range(n_ctx):
+        w = ctx[k]
+        for j in range(offsets[w], offsets[w + 1]):
+            c = syn0[sub_rows[j]]
+            for d in range(dim):
+                c[d] += grad_h[d]
+    return loss, 1
+
+
+@njit(**KERNEL, inline="always")
 def context(config, syn0, extra, ctx, n_ctx, H, dim):
     """The context as CBOW predicts from it: one row of ``H``, the mean (or sum) of
     the context vectors. Returns the number of rows, 1."""

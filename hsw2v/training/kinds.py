@@ -222,21 +222,56 @@ def _lbl_check(s: Any) -> str | None:
     return None
 
 
+def _positive_int(name: str, most: int) -> Callable[[Any], str | None]:
+    def check(value: Any) -> str | None:
+        if not 1 <= value <= most:
+            return f"{param(name)} must lie in 1..{most}, got {value}"
+        return None
+    return check
+
+
+MOST_BUCKETS = 2**31 - 1
+SUBWORD_SETTINGS = (
+    Setting("subwords", False, "Build each word from its character n-grams, as fastText does: "
+            "its vector is the mean of its own row and its n-grams' rows (hashed into "
+            "--buckets rows), and unseen words get vectors too.", flag="--subwords/--no-subwords"),
+    Setting("minn", 3, "subwords: the shortest n-grams, in characters.",
+            check=_positive_int("minn", 100)),
+    Setting("maxn", 6, "subwords: the longest n-grams, in characters (below --minn: none, "
+            "only the word's own row).", check=lambda v: None if 0 <= v <= 100 else
+            f"{param('maxn')} must lie in 0..100, got {v}"),
+    Setting("buckets", 2_000_000, "subwords: the rows the n-grams hash into (fastText's "
+            "-bucket).", check=_positive_int("buckets", MOST_BUCKETS)),
+)
+"""The subword settings, declared by CBOW and skip-gram alike (fastText's
+``-minn``, ``-maxn`` and ``-bucket``, with its defaults)."""
+
+
+def _subword_check(s: Any) -> str | None:
+    """The n-gram settings go with ``subwords``."""
+    if not s.subwords:
+        for x in SUBWORD_SETTINGS[1:]:
+            if s.value(x.name) != x.default:
+                return f"{param(x.name)} goes with {param('subwords', True, '--subwords')}"
+    return None
+
+
 model_kinds: dict[str, ModelKind] = {
     "cbow": ModelKind(
         "cbow", "CBOW predicts a word from the mean (or sum) of its context's vectors.",
         ".cbow", alpha=0.05, round_words=1_000_000,
         examples_per_context_word=False, settings=(Setting(
             "cbow_mean", True, "CBOW context vector: mean or sum of the context word vectors.",
-            flag="--cbow-mean/--cbow-sum"),),
+            flag="--cbow-mean/--cbow-sum"),) + SUBWORD_SETTINGS,
         defaults={"tree": "semantic", "split": _adaptive_on_semantic, "epochs": _cbow_epochs,
                   "tree_epochs": 1},
         hot_nodes=256, hot_sync_words=256, fast_rows=32,
-        edge=True, thread_parts=True, context_settings={"cbow_mean": True}),
+        edge=True, thread_parts=True, context_settings={"cbow_mean": True},
+        check=_subword_check),
     "skipgram": ModelKind(
         "skipgram", "Skip-gram predicts a word from each context word's vector.",
         ".skipgram", alpha=0.025, round_words=125_000,
-        examples_per_context_word=True),
+        examples_per_context_word=True, settings=SUBWORD_SETTINGS, check=_subword_check),
     "lbl": ModelKind(
         "lbl", "LBL: Mnih & Hinton's log-bilinear language model predicts the next word from "
         "the --window preceding ones.",

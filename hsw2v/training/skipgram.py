@@ -232,6 +232,42 @@ def centre(t, target, ctx, n_ctx, alpha, dim):
 
 
 @njit(**KERNEL, inline="always")
+def centre_subwords(t, target, ctx, n_ctx, alpha, dim):
+    """Skip-gram steps with subwords, as fastText orders them: the centre word's
+    vector h (the mean of its own row and its n-grams' rows, ``t.sub_rows``)
+    predicts each context word in turn. Each step moves every one of those rows by
+    its gradient g, so h moves by g too: h is composed once, moved by each step, and
+    the steps' sum added to the rows at the end, which gives fastText's result
+    (where each step recomposes h) at one read and one write of the rows a centre
+    word. Returns (Σ_c −log P(c | h), n_ctx examples)."""
+    syn0, offsets, sub_rows = t.syn0, t.sub_offsets, t.sub_rows
+    h, total, g = t.rows[0, 0], t.rows[1, 0], t.rows[1, 1]
+    lo, hi = offsets[target], offsets[target + 1]
+    h[:] = 0.0
+    for j in range(lo, hi):
+        c = syn0[sub_rows[j]]
+        for d in range(dim):
+            h[d] += c[d]
+    inv = np.float32(1.0) / np.float32(hi - lo)
+    for d in range(dim):
+        h[d] *= inv
+    total[:] = 0.0
+    loss = 0.0
+    for k in range(n_ctx):
+        g[:] = 0.0
+        loss += target_step(h, ctx[k], alpha, t.syn1, t.hot_slot, t.hot_rows, t.paths, g,
+                            t.path[0, 0], dim)
+        for d in range(dim):
+            h[d] += g[d]
+            total[d] += g[d]
+    for j in range(lo, hi):
+        c = syn0[sub_rows[j]]
+        for d in range(dim):
+            c[d] += total[d]
+    return loss, n_ctx
+
+
+@njit(**KERNEL, inline="always")
 def context(config, syn0, extra, ctx, n_ctx, H, dim):
     """The context as skip-gram predicts from it: each context word's vector, a row
     of ``H``. Returns the number of rows, ``n_ctx``."""

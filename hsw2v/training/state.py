@@ -8,16 +8,24 @@ from typing import NamedTuple
 import numpy as np
 
 
-class Weights(NamedTuple):
-    """What every thread trains: the input (word) vectors ``syn0``, inner-node
-    vectors ``syn1`` and the model kind's other matrices ``extra``; ``hot_nodes`` lists the inner nodes each thread trains in
-    private rows, and ``hot_slot[n]`` is node n's row among them (-1 if none)."""
+_NO_INTS = np.zeros(0, np.int32)
 
-    syn0: np.ndarray  # float32 (V, D)
+
+class Weights(NamedTuple):
+    """What every thread trains: the input rows ``syn0``, inner-node
+    vectors ``syn1`` and the model kind's other matrices ``extra``; ``hot_nodes`` lists the inner nodes each thread trains in
+    private rows, and ``hot_slot[n]`` is node n's row among them (-1 if none). With
+    subwords, ``syn0`` holds the words' own rows then the n-gram buckets', and word
+    ``w``'s rows are ``sub_rows[sub_offsets[w]:sub_offsets[w + 1]]``
+    (:class:`hsw2v.subwords.ngrams.SubwordTable`; empty without)."""
+
+    syn0: np.ndarray  # float32 (V, D), or (V + buckets, D) with subwords
     syn1: np.ndarray  # float32 (V-1, D)
     hot_nodes: np.ndarray  # int32 (K)
     hot_slot: np.ndarray  # int32 (V-1)
     extra: tuple = ()  # the kind's other matrices, in its order (float32)
+    sub_offsets: np.ndarray = _NO_INTS  # int32 (V+1) with subwords
+    sub_rows: np.ndarray = _NO_INTS  # int32
 
 
 _NO_ROWS = np.zeros((0, 1), np.float32)

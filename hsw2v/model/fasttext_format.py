@@ -1,0 +1,61 @@
+"""fastText's model file (``.bin``, format version 12), written so that fastText
+(``fasttext.load_model``) and gensim (``load_facebook_vectors``,
+``load_facebook_model``) read an hsw2v model as one of fastText's: its settings,
+its vocabulary with counts, the input matrix (the words' rows, then the n-gram
+buckets', hashed as fastText hashes them: :mod:`hsw2v.subwords.ngrams`) and the
+output matrix. fastText recomputes each word's n-grams from ``minn``, ``maxn``
+and ``bucket`` when it loads the file, so a word's vector there is the mean of the
+same rows as here, for unseen words too. A model without subwords is written
+with no n-grams (``maxn`` 0): its words' vectors are their rows.
+
+The output matrix is the inner nodes' vectors where fastText would rebuild the
+same tree from the counts (a Huffman tree, one code a word, no node biases), so
+that its ``predict`` and further training read them; else zeros (fastText's
+hierarchical softmax knows no other tree)."""
+from __future__ import annotations
+
+import struct
+from typing import IO, Any
+
+import numpy as np
+
+MAGIC = 793712314
+VERSION = 12
+CBOW, SKIPGRAM = 1, 2  # fastText's model_name
+HS = 1  # its loss_name
+WORD = 0  # its entry_type
+
+
+def write_fasttext(f: IO[bytes], model: Any) -> None:
+    """Write ``model`` (an :class:`hsw2v.model.model.Model`) as fastText's ``.bin``
+    into an open binary file."""
+    s = model.settings
+    subwords = model.ngram_vectors is not None
+    minn, maxn, buckets = (s.minn, s.maxn, s.buckets) if subwords else (0, 0, 0)
+    f.write(struct.pack("<ii", MAGIC, VERSION))
+    f.write(struct.pack("<12id", model.dim, s.window, s.epochs, s.min_count, 5, 1, HS,
+                        SKIPGRAM if s.arch == "skipgram" else CBOW, buckets, minn, maxn, 100,
+                        s.sample))
+    words, counts = model.vocab.words, model.vocab.counts
+    f.write(struct.pack("<iiiqq", len(words), len(words), 0, int(counts.sum()), -1))
+    for word, count in zip(words, counts.tolist()):
+        f.write(word.encode("utf-8") + b"\0" + struct.pack("<qb", count, WORD))
+    inputs = model.input_matrix()
+    _write_matrix(f, inputs)
+    _write_matrix(f, _output_matrix(model))
+
+
+def _write_matrix(f: IO[bytes], matrix: np.ndarray) -> None:
+    """fastText's ``DenseMatrix::save``, after the quantization flag (none)."""
+    f.write(struct.pack("<?qq", False, *matrix.shape))
+    f.write(np.ascontiguousarray(matrix, dtype="<f4").data)
+
+
+def _output_matrix(model: Any) -> np.ndarray:
+    """fastText's output matrix for hierarchical softmax: a row for each of the V−1
+    inner nodes of the Huffman tree it builds from the counts, and one spare."""
+    out = np.zeros((len(model.vocab), model.dim), dtype=np.float32)
+    tree, s = model.tree, model.settings
+    if tree.builder == "huffman" and tree.max_codes == 1 and not s.node_bias:
+        out[:len(model.vocab) - 1] = model.node_vectors[:, :model.dim]
+    return out
