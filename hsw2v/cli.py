@@ -492,13 +492,24 @@ def similar(words: tuple[str, ...], vectors_path: str | None, topn: int, negativ
     With positive and negative words this answers analogies, as gensim's
     most_similar does: similar king woman --negative man.
     """
-    from .model.reading import read_vectors
+    from .model.reading import load_model, read_vectors
     from .model.vectors_cache import cache_limit
 
     if topn <= 0:
         raise HSW2VError(f"-n must be positive, got {topn}")
     cache_limit()  # (a bad HSW2V_CACHE_SIZE is one line, not a cache silently off)
-    vectors = read_vectors(vectors_path or default_vectors(), make_cache=True)
+    path = vectors_path or default_vectors()
+    vectors = read_vectors(path, make_cache=True)
+    unseen = [w for w in (*words, *negative) if w not in vectors]
+    if unseen and vectors.unseen is None and vectors_path is None and path != DEFAULT_MODEL \
+            and os.path.isfile(DEFAULT_MODEL):  # (the model beside them may have subwords)
+        model = load_model(DEFAULT_MODEL)
+        if model.ngram_vectors is not None:
+            vectors = model.keyed_vectors()
+    for w in unseen:
+        if vectors.unseen is not None and vectors.unseen(w) is not None:
+            click.echo(f"hsw2v: {w!r} is not in the vocabulary: its vector is built from its "
+                       "character n-grams", err=True)
     result = vectors.most_similar(list(words), list(negative), topn)
     _emit([{"word": w, "similarity": s} for w, s in result], as_json,
           (f"{w}\t{s:.4f}" for w, s in result))

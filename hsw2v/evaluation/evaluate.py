@@ -260,6 +260,9 @@ def evaluate_word_pairs(
     and first case variant when ``case_insensitive``). Pairs with an unknown
     word are skipped: ``oov`` counts them and ``oov_rate`` is their fraction
     (0..1, not gensim's percent) of all pairs. ``pairs`` is the number used.
+    Vectors that build the vectors of unseen words (a subword model's,
+    :attr:`Vectors.unseen`) score every pair whose words they can build, as
+    Bojanowski et al. (2017) score fastText: ``built`` counts those words.
 
     Parameters
     ----------
@@ -275,7 +278,7 @@ def evaluate_word_pairs(
     Returns
     -------
     dict
-        ``pearson``, ``spearman``, ``pairs``, ``oov`` and ``oov_rate``.
+        ``pearson``, ``spearman``, ``pairs``, ``oov``, ``oov_rate`` and ``built``.
     """
     if restrict < 1:
         raise HSW2VError("restrict must be positive")
@@ -283,8 +286,23 @@ def evaluate_word_pairs(
     ok, _ = _vocab(vectors.words[: min(restrict, len(vectors))], case_insensitive)
     fold = str.upper if case_insensitive else (lambda w: w)
     left, right, gold = [], [], []
+    built: dict[str, int] = {}  # an unseen word's row among the built ones
+    built_rows: list[np.ndarray] = []
+
+    def row(word: str) -> int | None:
+        found = ok.get(fold(word))
+        if found is not None or vectors.unseen is None:
+            return found
+        if word not in built:
+            vector = vectors.unseen(word)
+            if vector is None:
+                return None
+            built[word] = len(vectors) + len(built_rows)
+            built_rows.append(vector)
+        return built[word]
+
     for w1, w2, score in pairs:
-        r1, r2 = ok.get(fold(w1)), ok.get(fold(w2))
+        r1, r2 = row(w1), row(w2)
         if r1 is not None and r2 is not None:
             left.append(r1)
             right.append(r2)
@@ -292,7 +310,8 @@ def evaluate_word_pairs(
     used, oov = len(gold), len(pairs) - len(gold)
     if used == 0:
         raise HSW2VError(f"{path}: none of the {len(pairs)} pairs has both words in the vocabulary")
-    model = _pair_cosines(vectors.matrix, left, right)
+    matrix = np.concatenate([vectors.matrix, built_rows]) if built_rows else vectors.matrix
+    model = _pair_cosines(matrix, left, right)
     g = np.asarray(gold, dtype=np.float64)
     return {
         "spearman": spearman(g, model),
@@ -300,6 +319,7 @@ def evaluate_word_pairs(
         "pairs": used,
         "oov": oov,
         "oov_rate": oov / len(pairs),
+        "built": len(built_rows),
     }
 
 
@@ -368,4 +388,5 @@ def report_lines(report: dict) -> Iterator[str]:
                    f" {100 * part['accuracy']:6.2f}%  ({part['oov']} OOV)")
     for p, r in report["pairs"].items():
         yield (f"{p}: spearman {r['spearman']:.4f}, pearson {r['pearson']:.4f}, "
-               f"{r['pairs']} pairs, OOV {100 * r['oov_rate']:.1f}%")
+               f"{r['pairs']} pairs, OOV {100 * r['oov_rate']:.1f}%"
+               + (f", {r['built']} words built from n-grams" if r.get("built") else ""))

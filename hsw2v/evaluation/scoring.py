@@ -97,10 +97,12 @@ def _scorer(model, window: int):
     H = np.empty((2 * window, model.dim), dtype=np.float32)
     ctx = np.empty(2 * window, dtype=np.int32)
 
+    vectors = model.word_vectors  # (with subwords, each word's composed vector)
+
     def run(block: bytes) -> BlockScore:
         ids, ends = table.encode(block)
         token_loss = np.zeros(len(ids), dtype=np.float64)
-        visitor = HeldOutScore(config, model.vectors, model.node_vectors, model.tree.flat, H,
+        visitor = HeldOutScore(config, vectors, model.node_vectors, model.tree.flat, H,
                                model.extra_matrices, token_loss)
         loss, n = score_block(ids, ends, len(ends), keep, window, np.empty_like(ids),
                               np.empty(len(ids), dtype=np.int64), ctx, visitor)

@@ -83,7 +83,8 @@ class Epochs:
         self.states = [new_state((s.seed * 7919 + 17 * (t + 1)) % 2**64, BLOCK_BYTES // 2 + 2,
                                  s.window, self.setup.longest,
                                  model.node_vectors[self.setup.hot_nodes], model.extra_matrices,
-                                 model.vectors[:self.setup.private_words])
+                                 model.vectors[:self.setup.private_words],
+                                 model.ngram_vectors is not None)
                        for t in range(s.threads)]
         for state, rng in zip(self.states, position.rng):
             state.rng[0] = rng

@@ -101,10 +101,19 @@ def grown_model(model: Model, counts: WordCounts, min_count: int, max_vocab: int
     ids[order] = np.arange(len(words))
     grown_vocab = Vocab([words[i] for i in order], all_counts[order], markers=vocab.markers)
     tree = grow_tree(model.tree, ids[:len(vocab)], ids[len(vocab):], grown_vocab.counts).tree
-    vectors = np.empty((len(words), model.dim), dtype=np.float32)
+    ngrams = model.ngram_vectors
+    inputs = np.empty((len(words) + (0 if ngrams is None else len(ngrams)), model.dim),
+                      dtype=np.float32)
+    vectors = inputs[:len(words)]
     vectors[ids[:len(vocab)]] = model.vectors
     vectors[ids[len(vocab):]] = initial_weights(len(new), 0, model.dim,
                                                 growth_seed(seed, len(model.history)))[0]
+    if ngrams is not None:  # a new word starts from its n-grams' vector, as if unseen
+        inputs[len(words):] = ngrams
+        for k, (_, _, word) in enumerate(new):
+            start = model.unseen_vector(word)
+            if start is not None:
+                vectors[ids[len(vocab) + k]] = start
     node_vectors = np.concatenate([model.node_vectors, np.zeros(
         (len(new), model.node_vectors.shape[1]), dtype=np.float32)])
     history = [*model.history, {"from_words": len(vocab), "words": [w for _, _, w in new]}]
@@ -114,4 +123,5 @@ def grown_model(model: Model, counts: WordCounts, min_count: int, max_vocab: int
             tree.details["covered_tokens"] = int(sum(
                 int(grown_vocab.counts[grown_vocab.index[w]]) for w in covered))
     return Model(grown_vocab, tree, vectors, node_vectors, model.settings,
-                 extra={k: m.copy() for k, m in model.extra.items()}, history=history)
+                 extra={k: m.copy() for k, m in model.extra.items()}, history=history,
+                 ngram_vectors=None if ngrams is None else inputs[len(words):])

@@ -112,7 +112,8 @@ def _kernel_args(model: Model, s: TrainSettings, hot_nodes: np.ndarray, hot_slot
     weights = Weights(model.input_matrix(), model.node_vectors, hot_nodes, hot_slot,
                       model.extra_matrices, *model.subwords)
     state = new_state(0, 0, s.window, tree.step_scratch, model.node_vectors[hot_nodes],
-                      model.extra_matrices, model.vectors[:private_words(model, s)])
+                      model.extra_matrices, model.vectors[:private_words(model, s)],
+                      model.ngram_vectors is not None)
     return _KernelArgs(kind, config, keep_probabilities(model.vocab.counts, s.sample), weights,
                        tree.training_paths, state)
 

@@ -29,7 +29,8 @@ def run_settings(settings: dict[str, Any], engine: str = "local",
     engine
         ``"local"`` or ``"dask"``: on Dask, a default tree that only a local run
         builds gives way to its builder's ``first_pass`` tree, said in one
-        :class:`~hsw2v.errors.HSW2VWarning`; a tree asked for is refused.
+        :class:`~hsw2v.errors.HSW2VWarning`; a tree asked for is refused, and so
+        are subwords.
     init_model
         A model trained further: its settings, with only those a continued (or,
         with ``grow``, grown) run may change taken from ``settings``.
@@ -57,6 +58,10 @@ def run_settings(settings: dict[str, Any], engine: str = "local",
             check_growable(init_model)
     else:
         s = _on_engine(TrainSettings.given(settings).resolved(), settings, engine)
+    if engine == "dask" and s.value("subwords"):
+        raise HSW2VError(f"{param('engine', 'dask')} does not train "
+                         f"{param('subwords', True, '--subwords')}: the n-gram rows would go to "
+                         f"every worker each round; train with {param('engine', 'local')}")
     if tree is not None and tree.builder in TREE_KINDS:
         s = replace(s, tree=tree.builder)  # recorded with the model: the kind of the tree given
     if tree is None and init_model is None:

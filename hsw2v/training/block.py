@@ -32,6 +32,7 @@ from ..jit.helpers import KERNEL, for_dim, prefetch_row, specialised, with_globa
 from .kinds import ModelKind, kind_of_config
 from .state import State, Weights
 from .kind_dispatch import centre_step  # (a stand-in in the templates: see block_kernel_of)
+from .ring import flush_ring
 from .walk import kind_context_words, make_walk
 
 
@@ -92,24 +93,38 @@ training loss by 0.005 nats (the kernels' benchmarks page)."""
 def sync_matrices(shared, private, base):
     """:func:`sync_hot_rows` for the kind's 2-D matrices (tuples of them): add the
     thread's changes to its ``private`` copies to the ``shared`` ones, then refresh
-    the copies. Numba only, where it does nothing for a kind with none."""
+    the copies. A stand-in: each block kernel gets :func:`sync_each_matrix`, or
+    :func:`no_matrices` for a kind with none (:func:`block_kernel_of`); numba
+    callers elsewhere (tests) get the overload below."""
     raise NotImplementedError("numba only")
 
 
-@overload(sync_matrices, jit_options=KERNEL, inline="always")
+@njit(**KERNEL, inline="always")
+def sync_each_matrix(shared, private, base):
+    """:func:`sync_matrices` for a kind with matrices."""
+    for k in range(len(shared)):
+        m, mine, seen = shared[k], private[k], base[k]
+        for i in range(m.shape[0]):
+            for j in range(m.shape[1]):
+                m[i, j] += mine[i, j] - seen[i, j]
+                mine[i, j] = m[i, j]
+                seen[i, j] = m[i, j]
+
+
+@njit(**KERNEL, inline="always")
+def no_matrices(shared, private, base):
+    """:func:`sync_matrices` for a kind with none. Chosen in Python, not by an
+    ``inline="always"`` overload: numba inlined such an overload's empty body into
+    a kernel that also reads a tuple built in it (:class:`BlockTraining`) and then
+    read that tuple's arrays out of bounds (CBOW with subwords)."""
+    return None
+
+
+@overload(sync_matrices, jit_options=KERNEL)
 def _sync_matrices(shared, private, base):
     if len(shared) == 0:
         return lambda shared, private, base: None
-
-    def impl(shared, private, base):
-        for k in range(len(shared)):
-            m, mine, seen = shared[k], private[k], base[k]
-            for i in range(m.shape[0]):
-                for j in range(m.shape[1]):
-                    m[i, j] += mine[i, j] - seen[i, j]
-                    mine[i, j] = m[i, j]
-                    seen[i, j] = m[i, j]
-    return impl
+    return lambda shared, private, base: sync_each_matrix(shared, private, base)
 
 
 @njit(**KERNEL, inline="always")
@@ -126,6 +141,11 @@ def prefetch_next(sen, i, m, window, syn0, syn1, hot_slot, paths):
                 prefetch_row(syn1, nodes[p])
         if i + 1 + window < m:
             prefetch_row(syn0, sen[i + 1 + window])
+
+
+_NO_INTS = np.zeros(0, np.int32)
+_NO_RING = np.zeros((2, 0, 1), np.float32)
+_NO_POSITIONS = np.zeros(0, np.int64)
 
 
 class BlockTraining(NamedTuple):
@@ -153,8 +173,12 @@ class BlockTraining(NamedTuple):
     extra: tuple
     shared_extra: tuple  # the kind's matrices that every thread trains …
     extra_base: tuple  # … and this thread's copies' values at the last merge (if private)
-    sub_offsets: np.ndarray  # with subwords, each word's rows of syn0 (Weights)
-    sub_rows: np.ndarray
+    sub_offsets: np.ndarray = _NO_INTS  # with subwords, each word's rows of syn0 (Weights)
+    sub_rows: np.ndarray = _NO_INTS
+    sentence: np.ndarray = _NO_INTS  # the sentence's words after subsampling (State.sentence)
+    ring: np.ndarray = _NO_RING  # with subwords, the window's sums and pending steps (State.ring)
+    ring_pos: np.ndarray = _NO_POSITIONS
+    ring_word: np.ndarray = _NO_INTS
 
 
 @njit(**KERNEL, inline="always")
@@ -199,6 +223,8 @@ def _before_training(v, sen, i, m, dim, since_sync):
     since_sync = merge_due(v, since_sync, v.config.sync_every, v.config.fast_rows)
     prefetch_next(sen, i, m, v.config.window, v.syn0, v.syn1, v.hot_slot, v.paths)
     if len(v.sub_offsets) > 0:
+        if i == 0:  # (a new sentence: its positions start again at 0)
+            flush_ring(v.syn0, v.sub_offsets, v.sub_rows, v.ring[1], v.ring_pos, v.ring_word, dim)
         prefetch_subwords(sen, i, m, v.config.window, v.syn0, v.sub_offsets, v.sub_rows)
     return since_sync
 
@@ -233,7 +259,7 @@ def _train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pa
     literally(dim)
     syn0, syn1, hot_nodes, hot_slot, shared_extra, sub_offsets, sub_rows = weights
     (rng, sen, sen_pos, ctx, rows, pairs, path, hot_rows, hot_base, extra, extra_base, word_rows,
-     word_base) = state
+     word_base, ring, ring_pos, ring_word) = state
     n_words = sent_ends[n_sents - 1] if n_sents > 0 else 0
     slope = (alpha1 - alpha0) / max(n_words, 1)
     private = len(hot_nodes) > 0
@@ -243,9 +269,11 @@ def _train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pa
     sync_word_rows(syn0, word_rows, word_base)
     visitor = BlockTraining(config, syn0, syn1, hot_nodes, hot_slot, paths, rows, pairs, path,
                             hot_rows, hot_base, word_rows, word_base, alpha0, slope, extra,
-                            shared_extra, extra_base, sub_offsets, sub_rows)
+                            shared_extra, extra_base, sub_offsets, sub_rows, sen, ring, ring_pos,
+                            ring_word)
     loss, n_examples, r = _walk(ids, sent_ends, n_sents, keep_prob, config.window, True,
                                 rng[0], sen, sen_pos, ctx, visitor, dim)
+    flush_ring(syn0, sub_offsets, sub_rows, ring[1], ring_pos, ring_word, dim)
     sync_hot_rows(syn1, hot_nodes, hot_rows, hot_base)
     if private:
         sync_matrices(shared_extra, extra, extra_base)
@@ -254,7 +282,7 @@ def _train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pa
     return loss, n_examples
 
 
-_KERNELS: dict[tuple[str, bool, bool, bool], Any] = {}
+_KERNELS: dict[tuple[str, bool, bool, bool, bool], Any] = {}
 
 
 def centre_of(kind: ModelKind, codes: bool = False, bias: bool = False,
@@ -272,7 +300,7 @@ def centre_of(kind: ModelKind, codes: bool = False, bias: bool = False,
 
 
 def block_kernel_of(kind: ModelKind, codes: bool = False, bias: bool = False,
-                    subwords: bool = False) -> Any:
+                    subwords: bool = False, matrices: bool = True) -> Any:
     """The block kernel (a numba dispatcher, see :func:`_train_block`) of ``kind``
     for paths with several codes a word (:class:`~hsw2v.softmax.flat.FlatCodes`) or one
     (:class:`~hsw2v.softmax.flat.FlatPaths`), and for node vectors with a bias column or
@@ -283,12 +311,16 @@ def block_kernel_of(kind: ModelKind, codes: bool = False, bias: bool = False,
     ``codes`` apart, the name those of ``bias`` and ``subwords``: a kind's
     ``centre_subwords``, for input rows given as
     :attr:`~hsw2v.training.state.Weights.sub_rows`)."""
-    key = (kind.module, codes, bias, subwords)
+    key = (kind.module, codes, bias, subwords, matrices)
     if key not in _KERNELS:
         example = njit(**KERNEL, inline="always")(with_globals(
             _train_example, centre_step=centre_of(kind, codes, bias, subwords)))
-        walk = make_walk(example, _before_training, kind_context_words(kind.steps()))
-        block = with_globals(_train_block, _walk=walk)
+        steps = kind.steps()
+        context = (getattr(steps, "subword_context", None) if subwords else None) or \
+            kind_context_words(steps)
+        sync = sync_each_matrix if matrices else no_matrices
+        walk = make_walk(example, specialised(_before_training, sync_matrices=sync), context)
+        block = with_globals(_train_block, _walk=walk, sync_matrices=sync)
         if bias:  # (numba names its cache after the function; the arguments' types are alike)
             block.__qualname__ += "_node_bias"
         if subwords:
@@ -301,7 +333,8 @@ def train_block(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, pat
                 state, dim):
     """:func:`_train_block` for the kind of ``config``, called from Python (tests)."""
     kernel = block_kernel_of(kind_of_config(type(config)), isinstance(paths, FlatCodes),
-                             weights.syn1.shape[1] > dim, len(weights.sub_offsets) > 0)
+                             weights.syn1.shape[1] > dim, len(weights.sub_offsets) > 0,
+                             len(weights.extra) > 0)
     return kernel(ids, sent_ends, n_sents, alpha0, alpha1, keep_prob, weights, paths, config,
                   state, dim)
 
@@ -315,7 +348,7 @@ def block_kernel(kind: ModelKind, config: Any, keep: np.ndarray, weights: Weight
     if not isinstance(config, kind.steps().Config):
         raise TypeError(f"a {kind.name} kernel takes its own Config")
     kernel = block_kernel_of(kind, isinstance(paths, FlatCodes), weights.syn1.shape[1] > dim,
-                             len(weights.sub_offsets) > 0)
+                             len(weights.sub_offsets) > 0, len(weights.extra) > 0)
     return for_dim(kernel, np.empty(0, np.int32),
                    np.empty(0, np.int64), 0, 0.0, 0.0, keep, weights, paths, config, state, dim,
                    compile=compile)

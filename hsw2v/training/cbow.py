@@ -8,6 +8,7 @@ from numba import njit
 
 from ..softmax.step import target_step
 from ..jit.helpers import KERNEL
+from .ring import context_positions, slot_of
 
 
 class Config(NamedTuple):
@@ -52,22 +53,29 @@ def centre(t, target, ctx, n_ctx, alpha, dim):
     return loss, 1
 
 
+subword_context = context_positions
+"""With subwords, CBOW's kernel takes its contexts as positions (see :mod:`hsw2v.training.ring`)."""
+
+
 @njit(**KERNEL, inline="always")
 def centre_subwords(t, target, ctx, n_ctx, alpha, dim):
     """:func:`centre` with subwords, as fastText's CBOW: h is the mean (or sum) of
     every row of the context words (each word's own and its n-grams',
-    ``t.sub_rows``), and the whole gradient step for h is added to each of them."""
-    syn0, offsets, sub_rows = t.syn0, t.sub_offsets, t.sub_rows
+    ``t.sub_rows``), and the whole gradient step for h is added to each of them.
+    ``ctx`` holds the context's positions in the sentence; the rows' sums and the
+    steps go through the window's ring (:mod:`hsw2v.training.ring`)."""
+    offsets = t.sub_offsets
+    totals, pending = t.ring[0], t.ring[1]
     h, grad_h = t.rows[0, 0], t.rows[1, 0]
     h[:] = 0.0
     n = 0
     for k in range(n_ctx):
-        w = ctx[k]
-        for j in range(offsets[w], offsets[w + 1]):
-            c = syn0[sub_rows[j]]
-            for d in range(dim):
-                h[d] += c[d]
-        n += offsets[w + 1] - offsets[w]
+        slot = slot_of(t, ctx[k], dim)
+        c = totals[slot]
+        for d in range(dim):
+            h[d] += c[d]
+        word = t.ring_word[slot]
+        n += offsets[word + 1] - offsets[word]
     if t.config.cbow_mean:
         inv = np.float32(1.0) / np.float32(n)
         for d in range(dim):
@@ -76,11 +84,13 @@ def centre_subwords(t, target, ctx, n_ctx, alpha, dim):
     loss = target_step(h, target, alpha, t.syn1, t.hot_slot, t.hot_rows, t.paths, grad_h,
                        t.path[0, 0], dim)
     for k in range(n_ctx):
-        w = ctx[k]
-        for j in range(offsets[w], offsets[w + 1]):
-            c = syn0[sub_rows[j]]
-            for d in range(dim):
-                c[d] += grad_h[d]
+        slot = ctx[k] % len(t.ring_pos)
+        word = t.ring_word[slot]
+        n_rows = np.float32(offsets[word + 1] - offsets[word])
+        c, p = totals[slot], pending[slot]
+        for d in range(dim):
+            c[d] += n_rows * grad_h[d]
+            p[d] += grad_h[d]
     return loss, 1
 
 

@@ -15,6 +15,7 @@ from numba import njit
 from ..softmax.branch import branch_loss_grad
 from ..softmax.step import codes_of, target_step
 from ..jit.helpers import KERNEL
+from .ring import add_to_rows, sum_rows
 
 
 NODE_BIAS: bool  # a copy's constant (see hsw2v.softmax.step.NODE_BIAS and block.centre_of)
@@ -243,11 +244,7 @@ def centre_subwords(t, target, ctx, n_ctx, alpha, dim):
     syn0, offsets, sub_rows = t.syn0, t.sub_offsets, t.sub_rows
     h, total, g = t.rows[0, 0], t.rows[1, 0], t.rows[1, 1]
     lo, hi = offsets[target], offsets[target + 1]
-    h[:] = 0.0
-    for j in range(lo, hi):
-        c = syn0[sub_rows[j]]
-        for d in range(dim):
-            h[d] += c[d]
+    sum_rows(syn0, sub_rows, lo, hi, h, dim)
     inv = np.float32(1.0) / np.float32(hi - lo)
     for d in range(dim):
         h[d] *= inv
@@ -260,10 +257,7 @@ def centre_subwords(t, target, ctx, n_ctx, alpha, dim):
         for d in range(dim):
             h[d] += g[d]
             total[d] += g[d]
-    for j in range(lo, hi):
-        c = syn0[sub_rows[j]]
-        for d in range(dim):
-            c[d] += total[d]
+    add_to_rows(syn0, sub_rows, lo, hi, total, dim)
     return loss, n_ctx
 
 

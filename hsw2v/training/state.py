@@ -52,6 +52,11 @@ class State(NamedTuple):
     word_rows: np.ndarray = _NO_ROWS  # float32 (K, D): private copies of syn0[:K], the
     # input vectors of the K most frequent words (a kind's ``private_words``) …
     word_base: np.ndarray = _NO_ROWS  # … and their values at the last merge
+    ring: np.ndarray = np.zeros((2, 0, 1), np.float32)  # float32 (2, R, D), with subwords:
+    # the sums of the rows of the words at the window's R latest positions, and the
+    # gradient steps not yet added to those rows (see hsw2v.training.cbow.centre_subwords)
+    ring_pos: np.ndarray = np.zeros(0, np.int64)  # int64 (R): each slot's position (-1: none)
+    ring_word: np.ndarray = _NO_INTS  # int32 (R): each slot's word
 
 
 LINE = 64
@@ -73,13 +78,14 @@ def _own(shape: int | tuple[int, ...], dtype: type, like: np.ndarray | None = No
 
 
 def new_state(seed: int, block_words: int, window: int, longest_path: int,
-              hot_rows: np.ndarray, extra: tuple = (), word_rows: np.ndarray | None = None
-              ) -> State:
+              hot_rows: np.ndarray, extra: tuple = (), word_rows: np.ndarray | None = None,
+              subwords: bool = False) -> State:
     """A thread's state: generator ``seed``, room for ``block_words`` words a block,
     its own copy of ``hot_rows`` and, if there are hot rows, of the kind's matrices
     ``extra`` (``Weights.extra``), merged like them: every thread would otherwise
     write the same few rows (LBL's position weights) at every word. So with
-    ``word_rows`` (``syn0[:K]``; none if None), the most frequent words' input vectors."""
+    ``word_rows`` (``syn0[:K]``; none if None), the most frequent words' input vectors.
+    With ``subwords``, a ring of 2·window + 2 slots (:attr:`State.ring`)."""
     dim = hot_rows.shape[1]
     width = 2 * window
     words = np.zeros((0, dim), np.float32) if word_rows is None else word_rows
@@ -93,4 +99,12 @@ def new_state(seed: int, block_words: int, window: int, longest_path: int,
         _own((2, width, dim), np.float32), _own((2, width, width), np.float32),
         _own((2, width, longest_path), np.float32), copy(hot_rows), copy(hot_rows),
         *((tuple(copy(m) for m in extra), tuple(copy(m) for m in extra)) if len(hot_rows)
-          else (tuple(extra), tuple(extra))), copy(words), copy(words))
+          else (tuple(extra), tuple(extra))), copy(words), copy(words),
+        *_ring(2 * window + 2 if subwords else 0, dim))
+
+
+def _ring(slots: int, dim: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A thread's ring of ``slots`` window positions, all empty (:attr:`State.ring`)."""
+    pos = _own(slots, np.int64)
+    pos[:] = -1
+    return _own((2, slots, dim), np.float32), pos, _own(slots, np.int32)

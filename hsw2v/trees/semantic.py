@@ -74,8 +74,9 @@ def accumulate_contexts(ids, sent_ends, n_sents, keep, window, sen, sen_pos, ctx
 
 
 def _context_sums(model, config) -> ContextSums:
-    """A walk's visitor over ``model``'s vectors, its sums at zero."""
-    return ContextSums(config, model.vectors,
+    """A walk's visitor over ``model``'s word vectors (with subwords, composed), its
+    sums at zero."""
+    return ContextSums(config, model.word_vectors,
                        np.empty((2 * model.settings.window, model.dim), dtype=np.float32),
                        np.zeros(model.vectors.shape, dtype=np.float32),
                        np.zeros(len(model.vocab), dtype=np.int64), model.extra_matrices)
@@ -136,7 +137,7 @@ def context_means(model, corpus: Source, threads: int | None = None) -> np.ndarr
         del more_sums
     seen = counts > 0
     np.divide(sums, np.maximum(counts, 1)[:, None], out=sums, casting="same_kind")
-    sums[~seen] = model.vectors[~seen]
+    sums[~seen] = model.word_vectors[~seen]
     return sums
 
 

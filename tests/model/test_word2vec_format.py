@@ -39,7 +39,10 @@ def matrix():
     return m
 
 
-@pytest.mark.parametrize("name", sorted(vector_formats))
+WORD2VEC_FORMATS = sorted(n for n, f in vector_formats.items() if f.write_rows is not None)
+
+
+@pytest.mark.parametrize("name", WORD2VEC_FORMATS)
 def test_vectors_round_trip_exactly(tmp_path, matrix, name):
     path = str(tmp_path / "v.bin")
     write_vectors(path, WORDS, matrix, format=name)
@@ -49,7 +52,7 @@ def test_vectors_round_trip_exactly(tmp_path, matrix, name):
     assert np.array_equal(v.matrix, matrix)
 
 
-@pytest.mark.parametrize("name", sorted(vector_formats))
+@pytest.mark.parametrize("name", WORD2VEC_FORMATS)
 def test_gensim_loads_identical_vectors(tmp_path, matrix, name):
     gensim = importlib.import_module("gensim")
     path = str(tmp_path / "v.txt")
@@ -731,3 +734,13 @@ def test_a_damaged_entry_is_read_past_and_written_again(tmp_path):
     entry.write_bytes(cache_bytes(path, CW, damaged))
     assert same(read_word2vec(str(path), make_cache=True), CW, CM)
     assert entry.read_bytes() == cache_bytes(path, CW, CM)
+
+
+def test_a_whole_model_format_is_not_written_from_words_and_vectors(tmp_path, matrix):
+    """fastText's format holds a whole model: words and vectors alone are refused in
+    one line naming the way to write it, and no file is left."""
+    whole = [n for n, f in vector_formats.items() if f.write_rows is None]
+    assert whole == ["fasttext"]
+    with pytest.raises(HSW2VError, match="whole model"):
+        write_vectors(str(tmp_path / "v.bin"), WORDS, matrix, format="fasttext")
+    assert list(tmp_path.iterdir()) == []

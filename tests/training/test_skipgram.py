@@ -82,3 +82,29 @@ def test_the_context_is_each_context_words_vector():
         assert skipgram.context(skipgram.Config(3, 0), syn0, (), ctx, n_ctx, H, 6) == n_ctx
         assert np.array_equal(H[:n_ctx], syn0[ctx[:n_ctx]])
         assert np.all(H[n_ctx:] == -7.0)
+
+
+def test_skipgram_with_subwords_is_fasttexts_order():
+    """With subwords, the centre word's vector (the mean of its rows) predicts each
+    context word in turn, as fastText's skip-gram, each step seeing the rows as the
+    previous one left them: the kernel composes h once and moves it by each step,
+    then adds the steps' sum to the rows, which gives the same weights."""
+    from tests.training.test_cbow import numpy_hs_step, setup, subword_block, windows
+
+    _, table, tree, inputs, syn1, ids, ends = setup()
+    window, a0, a1 = 3, 0.1, 0.05
+    ref0, ref1, ref_loss, ref_n = inputs.copy(), syn1.copy(), 0.0, 0
+    for position, sent, i, ctx in windows(ids, ends, window, 9):
+        alpha = float(np.float32(a0 + (a1 - a0) / 200 * position))
+        rows = table.rows[table.offsets[sent[i]]:table.offsets[sent[i] + 1]]
+        for j in ctx:
+            h = ref0[rows].astype(np.float64).mean(axis=0)
+            loss, step = numpy_hs_step(h, sent[j], alpha, ref1, tree, edge=False)
+            ref0[rows] += step.astype(np.float32)
+            ref_loss += loss
+            ref_n += 1
+    loss, n = subword_block(ids, ends, inputs, syn1, tree, table, window, a0, a1, 9, "skipgram")
+    assert n == ref_n
+    assert loss == pytest.approx(ref_loss, rel=1e-5)
+    np.testing.assert_allclose(inputs, ref0, atol=2e-5)
+    np.testing.assert_allclose(syn1, ref1, atol=2e-5)
