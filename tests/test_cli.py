@@ -676,3 +676,27 @@ def test_a_refused_connection_is_not_a_missing_file(tmp_path, http_server):
     _, base = http_server
     assert one_line_error(run_hsw2v(tmp_path, "vocab", f"{base}/absent.txt")) == \
         f"hsw2v: error: {base}/absent.txt: no such file"
+
+
+def test_subwords_build_unseen_words_and_refuse_what_cannot_run(tmp_path):
+    """``similar`` reads the default model when the vectors lack a word, says the
+    word was built, and answers; Dask, LBL and n-gram lengths without
+    ``--subwords`` are one line each."""
+    corpus = tmp_path / "c.txt"
+    words = gzip.open(REPO / "data" / "enwiki-1m.txt.gz", "rt").read(400_000).split()[:50_000]
+    corpus.write_text("\n".join(" ".join(words[i:i + 1000]) for i in range(0, len(words), 1000)))
+    train = ("train", str(corpus), "--subwords", "--buckets", "5000", "--dim", "12",
+             "--epochs", "1", "--tree", "huffman", "--threads", "1", "--quiet")
+    assert run_hsw2v(tmp_path, *train).returncode == 0
+    result = run_hsw2v(tmp_path, "similar", "historyz", "-n", "3")
+    assert result.returncode == 0, result.stderr
+    assert "'historyz' is not in the vocabulary" in result.stderr
+    assert len(result.stdout.splitlines()) == 3
+    known = run_hsw2v(tmp_path, "similar", "history", "-n", "3")
+    assert known.returncode == 0 and "not in the vocabulary" not in known.stderr
+    for extra, says in [(("--engine", "dask", "--workers", "1"), "--engine dask does not train"),
+                        (("--arch", "lbl"), "--subwords goes with --arch cbow or"),
+                        ]:
+        assert says in one_line_error(run_hsw2v(tmp_path, *train, *extra))
+    plain = ("train", str(corpus), "--minn", "2", "--quiet")
+    assert "--minn goes with --subwords" in one_line_error(run_hsw2v(tmp_path, *plain))

@@ -29,6 +29,7 @@ from .common import (
     check_converging,
     check_vocab,
     fresh_model,
+    initial_weights,
 )
 from .epochs import run_epochs
 from .grow import grown_model
@@ -199,13 +200,16 @@ def _starting_model(vocab: Vocab, tree: Tree, s: TrainSettings, init_model: Mode
     release_free_memory()  # the counting pass's garbage, before the big allocations
     release_compiler_pages()
     if init_model is not None:
+        ngrams = init_model.ngram_vectors
         return Model(vocab, tree, init_model.vectors.copy(), init_model.node_vectors.copy(), s,
                      extra={name: m.copy() for name, m in init_model.extra.items()},
-                     history=list(init_model.history))
-    model = fresh_model(vocab, tree, s)
-    if first_pass is not None:  # (the inner nodes are new: they start afresh)
-        model.vectors, model.extra = first_pass.vectors, first_pass.extra
-    return model
+                     history=list(init_model.history),
+                     ngram_vectors=None if ngrams is None else ngrams.copy())
+    if first_pass is not None:  # its input rows and matrices; the inner nodes start afresh
+        _, node_vectors = initial_weights(0, tree.n_leaves - 1, s.dim, s.seed, s.node_bias)
+        return Model(vocab, tree, first_pass.vectors, node_vectors, s, extra=first_pass.extra,
+                     ngram_vectors=first_pass.ngram_vectors)
+    return fresh_model(vocab, tree, s)
 
 
 def _kept(spool: TokenSpool | None) -> TokenSpool | None:

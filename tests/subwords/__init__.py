@@ -1,0 +1,2 @@
+"""Tests of hsw2v.subwords: the n-grams against fastText, and composed and unseen
+words' vectors."""
