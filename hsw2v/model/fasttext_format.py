@@ -40,15 +40,19 @@ def write_fasttext(f: IO[bytes], model: Any) -> None:
     f.write(struct.pack("<iiiqq", len(words), len(words), 0, int(counts.sum()), -1))
     for word, count in zip(words, counts.tolist()):
         f.write(word.encode("utf-8") + b"\0" + struct.pack("<qb", count, WORD))
-    inputs = model.input_matrix()
-    _write_matrix(f, inputs)
+    _write_matrix(f, model.vectors, *(() if model.ngram_vectors is None
+                                      else (model.ngram_vectors,)))
     _write_matrix(f, _output_matrix(model))
 
 
-def _write_matrix(f: IO[bytes], matrix: np.ndarray) -> None:
-    """fastText's ``DenseMatrix::save``, after the quantization flag (none)."""
-    f.write(struct.pack("<?qq", False, *matrix.shape))
-    f.write(np.ascontiguousarray(matrix, dtype="<f4").data)
+def _write_matrix(f: IO[bytes], *parts: np.ndarray) -> None:
+    """fastText's ``DenseMatrix::save`` of ``parts`` one after another (the input
+    matrix's words and buckets, not joined in memory), after the quantization flag
+    (none)."""
+    rows = sum(len(p) for p in parts)
+    f.write(struct.pack("<?qq", False, rows, parts[0].shape[1]))
+    for part in parts:
+        f.write(np.ascontiguousarray(part, dtype="<f4").data)
 
 
 def _output_matrix(model: Any) -> np.ndarray:

@@ -117,7 +117,7 @@ class Model:
         and its n-grams' rows (fastText's), else :attr:`vectors` itself."""
         if self.ngram_vectors is None:
             return self.vectors
-        return composed_vectors(self.input_matrix(), self.subwords)
+        return composed_vectors(self.vectors, self.ngram_vectors, self.subwords)
 
     def unseen_vector(self, word: str) -> np.ndarray | None:
         """The vector of a word outside the vocabulary, the mean of its n-grams' rows
@@ -126,7 +126,7 @@ class Model:
             return None
         s = self.settings
         rows = unseen_rows(word, len(self.vocab), s.minn, s.maxn, s.buckets)
-        return mean_of_rows(self.input_matrix(), rows) if len(rows) else None
+        return mean_of_rows(self.vectors, self.ngram_vectors, rows) if len(rows) else None
 
     @property
     def extra_matrices(self) -> tuple[np.ndarray, ...]:
@@ -177,7 +177,8 @@ class Model:
         if self.ngram_vectors is None:
             return self.vectors[i]
         table = self.subwords
-        return mean_of_rows(self.input_matrix(), table.rows[table.offsets[i]:table.offsets[i + 1]])
+        return mean_of_rows(self.vectors, self.ngram_vectors,
+                            table.rows[table.offsets[i]:table.offsets[i + 1]])
 
     def keyed_vectors(self) -> Vectors:
         """The word vectors, for similarity queries and evaluation (with subwords, a

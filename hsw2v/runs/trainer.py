@@ -199,12 +199,15 @@ def _starting_model(vocab: Vocab, tree: Tree, s: TrainSettings, init_model: Mode
         raise HSW2VError(f"the tree has {len(tree)} leaves but the vocabulary {len(vocab)} words")
     release_free_memory()  # the counting pass's garbage, before the big allocations
     release_compiler_pages()
-    if init_model is not None:
+    if init_model is not None:  # (its input rows copied once, as one matrix with subwords)
         ngrams = init_model.ngram_vectors
-        return Model(vocab, tree, init_model.vectors.copy(), init_model.node_vectors.copy(), s,
+        inputs = (init_model.vectors.copy() if ngrams is None
+                  else np.concatenate([init_model.vectors, ngrams]))
+        v = len(init_model.vectors)
+        return Model(vocab, tree, inputs[:v], init_model.node_vectors.copy(), s,
                      extra={name: m.copy() for name, m in init_model.extra.items()},
                      history=list(init_model.history),
-                     ngram_vectors=None if ngrams is None else ngrams.copy())
+                     ngram_vectors=None if ngrams is None else inputs[v:])
     if first_pass is not None:  # its input rows and matrices; the inner nodes start afresh
         _, node_vectors = initial_weights(0, tree.n_leaves - 1, s.dim, s.seed, s.node_bias)
         return Model(vocab, tree, first_pass.vectors, node_vectors, s, extra=first_pass.extra,

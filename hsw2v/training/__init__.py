@@ -3,7 +3,9 @@
 ``walk`` turns a block of sentences into (target, context) examples, for training,
 scoring and the semantic trees alike; ``block`` trains a block by handing each
 example to the centre step of the model kind; ``cbow``, ``skipgram`` and ``lbl``
-are the kinds' steps; ``kinds`` is the ``model_kinds`` registry and
+are the kinds' steps (with subwords too: ``ring`` holds the window's sums of
+each word's rows, which CBOW's steps read and move); ``kinds`` is the
+``model_kinds`` registry and
 ``kind_dispatch`` picks a kind's context by the type of its config, for the
 callers the kinds share; ``state``
 holds the shared ``Weights`` and a thread's ``State``.

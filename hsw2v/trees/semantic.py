@@ -73,10 +73,10 @@ def accumulate_contexts(ids, sent_ends, n_sents, keep, window, sen, sen_pos, ctx
                visitor, visitor.syn0.shape[1])
 
 
-def _context_sums(model, config) -> ContextSums:
-    """A walk's visitor over ``model``'s word vectors (with subwords, composed), its
-    sums at zero."""
-    return ContextSums(config, model.word_vectors,
+def _context_sums(model, config, vectors: np.ndarray | None = None) -> ContextSums:
+    """A walk's visitor over ``model``'s word vectors (with subwords, composed:
+    ``vectors``, where given, composed once for every worker), its sums at zero."""
+    return ContextSums(config, model.word_vectors if vectors is None else vectors,
                        np.empty((2 * model.settings.window, model.dim), dtype=np.float32),
                        np.zeros(model.vectors.shape, dtype=np.float32),
                        np.zeros(len(model.vocab), dtype=np.int64), model.extra_matrices)
@@ -114,10 +114,11 @@ def context_means(model, corpus: Source, threads: int | None = None) -> np.ndarr
     config = _context_config(model)
     table = WordTable.of_vocab(model.vocab)
     keep = np.ones(len(model.vocab), dtype=np.float32)
+    vectors = model.word_vectors
     workers = []
 
     def make_worker():
-        visitor = _context_sums(model, config)
+        visitor = _context_sums(model, config, vectors)
         workers.append((visitor.sums, visitor.counts))
         ctx = np.empty(2 * window, dtype=np.int32)
 
@@ -137,7 +138,7 @@ def context_means(model, corpus: Source, threads: int | None = None) -> np.ndarr
         del more_sums
     seen = counts > 0
     np.divide(sums, np.maximum(counts, 1)[:, None], out=sums, casting="same_kind")
-    sums[~seen] = model.word_vectors[~seen]
+    sums[~seen] = vectors[~seen]
     return sums
 
 
