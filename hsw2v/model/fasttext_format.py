@@ -9,7 +9,7 @@ same rows as here, for unseen words too. A model without subwords is written
 with no n-grams (``maxn`` 0): its words' vectors are their rows.
 
 The output matrix is the inner nodes' vectors where fastText would rebuild the
-same tree from the counts (a Huffman tree, one code a word, no node biases), so
+same tree from the counts (Huffman's tree of the counts, no node biases), so
 that its ``predict`` and further training read them; else zeros (fastText's
 hierarchical softmax knows no other tree)."""
 from __future__ import annotations
@@ -18,6 +18,9 @@ import struct
 from typing import IO, Any
 
 import numpy as np
+
+from ..training.kinds import model_kind
+from ..trees.tree import huffman
 
 MAGIC = 793712314
 VERSION = 12
@@ -28,13 +31,15 @@ WORD = 0  # its entry_type
 
 def write_fasttext(f: IO[bytes], model: Any) -> None:
     """Write ``model`` (an :class:`hsw2v.model.model.Model`) as fastText's ``.bin``
-    into an open binary file."""
+    into an open binary file: fastText's skip-gram for a kind whose examples are
+    (target, context word) pairs, else its CBOW."""
     s = model.settings
+    pairs = model_kind(s.arch).examples_per_context_word  # (skip-gram's examples)
     subwords = model.ngram_vectors is not None
     minn, maxn, buckets = (s.minn, s.maxn, s.buckets) if subwords else (0, 0, 0)
     f.write(struct.pack("<ii", MAGIC, VERSION))
     f.write(struct.pack("<12id", model.dim, s.window, s.epochs, s.min_count, 5, 1, HS,
-                        SKIPGRAM if s.arch == "skipgram" else CBOW, buckets, minn, maxn, 100,
+                        SKIPGRAM if pairs else CBOW, buckets, minn, maxn, 100,
                         s.sample))
     words, counts = model.vocab.words, model.vocab.counts
     f.write(struct.pack("<iiiqq", len(words), len(words), 0, int(counts.sum()), -1))
@@ -59,7 +64,8 @@ def _output_matrix(model: Any) -> np.ndarray:
     """fastText's output matrix for hierarchical softmax: a row for each of the V−1
     inner nodes of the Huffman tree it builds from the counts, and one spare."""
     out = np.zeros((len(model.vocab), model.dim), dtype=np.float32)
-    tree, s = model.tree, model.settings
-    if tree.builder == "huffman" and tree.max_codes == 1 and not s.node_bias:
+    tree = model.tree
+    if (tree.max_codes == 1 and not model.settings.node_bias
+            and np.array_equal(tree.children, huffman(model.vocab.counts).children)):
         out[:len(model.vocab) - 1] = model.node_vectors[:, :model.dim]
     return out

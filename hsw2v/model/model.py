@@ -42,8 +42,6 @@ from ..errors import HSW2VError, UnknownWordError, param
 from ..settings import TrainSettings
 from ..system.files import atomic_write
 from ..system.memory import release_free_memory
-from ..subwords.compose import composed_vectors, mean_of_rows
-from ..subwords.ngrams import NO_SUBWORDS, SubwordTable, subword_table, unseen_rows
 from ..training.kinds import model_kind
 from ..trees.tree import Tree
 from .vectors import Vectors, positive_count, unknown_word_message, word_list
@@ -83,9 +81,12 @@ class Model:
     row, and a word's vector is the mean of its rows (:attr:`word_vectors`)."""
 
     @property
-    def subwords(self) -> SubwordTable:
-        """Each word's input rows, its own and its n-grams' (see
-        :mod:`hsw2v.subwords.ngrams`); empty for a model without subwords."""
+    def subwords(self) -> Any:
+        """Each word's input rows, its own and its n-grams'
+        (:class:`hsw2v.subwords.ngrams.SubwordTable`); empty for a model without
+        subwords."""
+        from ..subwords.ngrams import NO_SUBWORDS, subword_table  # (numba loads where needed)
+
         if self.ngram_vectors is None:
             return NO_SUBWORDS
         key = (id(self.vocab), len(self.vocab))
@@ -117,6 +118,8 @@ class Model:
         and its n-grams' rows (fastText's), else :attr:`vectors` itself."""
         if self.ngram_vectors is None:
             return self.vectors
+        from ..subwords.compose import composed_vectors
+
         return composed_vectors(self.vectors, self.ngram_vectors, self.subwords)
 
     def unseen_vector(self, word: str) -> np.ndarray | None:
@@ -124,6 +127,9 @@ class Model:
         (fastText's); None without subwords, or for a word with no n-gram."""
         if self.ngram_vectors is None or not isinstance(word, str):
             return None
+        from ..subwords.compose import mean_of_rows
+        from ..subwords.ngrams import unseen_rows
+
         s = self.settings
         rows = unseen_rows(word, len(self.vocab), s.minn, s.maxn, s.buckets)
         return mean_of_rows(self.vectors, self.ngram_vectors, rows) if len(rows) else None
@@ -176,6 +182,8 @@ class Model:
             raise UnknownWordError(unknown_word_message(str(word), self.vocab.words)) from None
         if self.ngram_vectors is None:
             return self.vectors[i]
+        from ..subwords.compose import mean_of_rows
+
         table = self.subwords
         return mean_of_rows(self.vectors, self.ngram_vectors,
                             table.rows[table.offsets[i]:table.offsets[i + 1]])
