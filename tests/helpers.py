@@ -31,6 +31,17 @@ def random_text(rng, n_words: int) -> str:
     return "".join(parts)
 
 
+def bundled_slice(path, words: int) -> str:
+    """Write the bundled corpus's first ``words`` words to ``path``, a line every
+    1,000 words; returns the path."""
+    import gzip
+
+    with gzip.open(REPO / "data" / "enwiki-1m.txt.gz", "rt") as f:
+        text = f.read(8 * words).split()[:words]
+    Path(path).write_text("\n".join(" ".join(text[i:i + 1000]) for i in range(0, len(text), 1000)))
+    return str(path)
+
+
 def make_model(arch="cbow", cbow_mean=True, v=20, dim=6, seed=0, tree="huffman"):
     """A model over words w0..w{v-1} with random vectors over a Huffman (or balanced)
     tree, built directly (no training); counts descend to 1."""

@@ -13,7 +13,7 @@ from hsw2v.model.reading import read_vectors
 from hsw2v.model.word2vec_format import write_vectors
 from hsw2v.model.word2vec_format import vector_formats
 
-from tests.helpers import REPO, one_line_error, run_hsw2v
+from tests.helpers import REPO, bundled_slice, one_line_error, run_hsw2v
 
 
 def run(*args, input=None):
@@ -682,9 +682,7 @@ def test_subwords_build_unseen_words_and_refuse_what_cannot_run(tmp_path):
     """``similar`` reads the default model when the vectors lack a word, says the
     word was built, and answers; Dask, LBL and n-gram lengths without
     ``--subwords`` are one line each."""
-    corpus = tmp_path / "c.txt"
-    words = gzip.open(REPO / "data" / "enwiki-1m.txt.gz", "rt").read(400_000).split()[:50_000]
-    corpus.write_text("\n".join(" ".join(words[i:i + 1000]) for i in range(0, len(words), 1000)))
+    corpus = bundled_slice(tmp_path / "c.txt", 50_000)
     train = ("train", str(corpus), "--subwords", "--buckets", "5000", "--dim", "12",
              "--epochs", "1", "--tree", "huffman", "--threads", "1", "--quiet")
     assert run_hsw2v(tmp_path, *train).returncode == 0

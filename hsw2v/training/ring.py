@@ -13,7 +13,6 @@ does not see the other's steps until it leaves the window, as a thread does not
 see another's (Hogwild)."""
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from ..jit.helpers import KERNEL
@@ -112,5 +111,3 @@ def context_positions(config, sen, i, m, window, shrink, r, ctx):
             n += 1
     return n, r
 
-
-_ = np  # (numba types the kernels' arrays; numpy itself is not called here)

@@ -1,6 +1,6 @@
 """hsw2v.model.fasttext_format: a model written as fastText's .bin, read by the real
 fastText and gensim packages."""
-import gzip
+from pathlib import Path
 import struct
 
 import fasttext
@@ -11,7 +11,7 @@ from gensim.models.fasttext import load_facebook_vectors
 import hsw2v
 from hsw2v.model.fasttext_format import MAGIC, VERSION
 
-from tests.helpers import REPO, run_hsw2v
+from tests.helpers import bundled_slice, run_hsw2v
 
 UNSEEN = ["unseenword", "kingdomz", "überlong", "q", "日本語", "xyzzyplugh"]
 
@@ -19,10 +19,7 @@ UNSEEN = ["unseenword", "kingdomz", "überlong", "q", "日本語", "xyzzyplugh"]
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     """The first 100,000 words of the bundled corpus."""
-    words = gzip.open(REPO / "data" / "enwiki-1m.txt.gz", "rt").read(800_000).split()[:100_000]
-    path = tmp_path_factory.mktemp("corpus") / "c.txt"
-    path.write_text("\n".join(" ".join(words[i:i + 1000]) for i in range(0, len(words), 1000)))
-    return path
+    return Path(bundled_slice(tmp_path_factory.mktemp("corpus") / "c.txt", 100_000))
 
 
 @pytest.fixture(scope="module", params=[("cbow",), ("skipgram", "--tree", "huffman"),

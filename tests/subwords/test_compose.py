@@ -1,7 +1,7 @@
 """hsw2v.subwords.compose: a subword model's word vectors as means of their rows
 (against numpy, hashing the n-grams here), unseen words' vectors and neighbours,
 the model file that keeps the rows, a grown vocabulary, and scoring every pair."""
-import gzip
+from pathlib import Path
 import zipfile
 
 import numpy as np
@@ -15,15 +15,12 @@ from hsw2v.model.vectors import Vectors
 from hsw2v.runs.grow import grown_model
 from hsw2v.subwords.ngrams import fasttext_hash, word_ngrams
 
-from tests.helpers import REPO, make_model
+from tests.helpers import bundled_slice, make_model
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    words = gzip.open(REPO / "data" / "enwiki-1m.txt.gz", "rt").read(400_000).split()[:50_000]
-    path = tmp_path_factory.mktemp("corpus") / "c.txt"
-    path.write_text("\n".join(" ".join(words[i:i + 1000]) for i in range(0, len(words), 1000)))
-    return path
+    return Path(bundled_slice(tmp_path_factory.mktemp("corpus") / "c.txt", 50_000))
 
 
 @pytest.fixture(scope="module")
