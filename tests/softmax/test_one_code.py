@@ -19,7 +19,7 @@ def one_code_step(h, word, alpha, syn1, tree, grad_h):
 
 
 @pytest.fixture
-def setup():
+def case():
     rng = np.random.default_rng(0)
     counts = np.sort(rng.integers(1, 100, size=12))[::-1].astype(np.int64)
     tree = huffman(counts)
@@ -28,8 +28,8 @@ def setup():
     return tree, syn1, h
 
 
-def test_one_code_step_matches_numpy_gradient(setup):
-    tree, syn1, h = setup
+def test_one_code_step_matches_numpy_gradient(case):
+    tree, syn1, h = case
     alpha = np.float32(0.1)
     for word in range(len(tree)):
         u = syn1.copy()
@@ -49,9 +49,9 @@ def test_one_code_step_matches_numpy_gradient(setup):
         assert np.array_equal(u[untouched], syn1[untouched])
 
 
-def test_one_code_step_gradient_is_ascent_direction(setup):
+def test_one_code_step_gradient_is_ascent_direction(case):
     """Finite differences of log P agree with the analytic gradient step."""
-    tree, syn1, h = setup
+    tree, syn1, h = case
     word, eps = 5, 1e-3
     grad_h = np.zeros_like(h)
     u = syn1.copy()
@@ -65,11 +65,11 @@ def test_one_code_step_gradient_is_ascent_direction(setup):
     np.testing.assert_allclose(grad_h, numeric, rtol=1e-3, atol=1e-5)
 
 
-def test_one_code_step_with_node_bias_matches_numpy_and_finite_differences(setup):
+def test_one_code_step_with_node_bias_matches_numpy_and_finite_differences(case):
     """With a bias column, the score is α + h·u; one step moves α by the same g as
     u (∂score/∂α = 1), checked against numpy and against central differences of
     log P in α, u and h."""
-    tree, syn1, h = setup
+    tree, syn1, h = case
     rng = np.random.default_rng(4)
     biased = np.hstack([syn1, rng.normal(0, 1.0, (len(syn1), 1))]).astype(np.float32)
     alpha, eps = np.float32(0.1), 1e-4
@@ -103,11 +103,11 @@ def test_one_code_step_with_node_bias_matches_numpy_and_finite_differences(setup
             assert grad_h[d] / alpha == pytest.approx(numeric, abs=2e-4)
 
 
-def test_edge_step_skips_nodes_scored_beyond_six(setup):
+def test_edge_step_skips_nodes_scored_beyond_six(case):
     """word2vec.c's edge (ModelKind.edge): a node whose score h·u is beyond ±6 takes
     no step and adds none to h's, however wrong its branch; the others step as
     without it, and the loss still counts every node. Reference: numpy."""
-    tree, syn1, h = setup
+    tree, syn1, h = case
     big = syn1 * np.float32(8.0)  # scores on both sides of ±6
     step = step_for(False, False, True)
     alpha = np.float32(0.1)
@@ -132,19 +132,19 @@ def test_edge_step_skips_nodes_scored_beyond_six(setup):
     assert beyond > 5 and within > 5
 
 
-def test_probabilities_sum_to_one(setup):
-    tree, syn1, h = setup
+def test_probabilities_sum_to_one(case):
+    tree, syn1, h = case
     total = sum(np.exp(log_prob(h, w, tree, syn1)) for w in range(len(tree)))
     assert total == pytest.approx(1.0, abs=1e-9)
 
 
-def test_one_code_step_reads_and_writes_the_private_hot_rows(setup):
+def test_one_code_step_reads_and_writes_the_private_hot_rows(case):
     """A node with a slot (``hot_slot[n] >= 0``) is read from and stepped in the
     thread's ``hot_rows[slot]``, never in ``syn1`` (whose row there holds a value
     that would wreck the loss if read); the other nodes in ``syn1``. Each row ends
     where numpy's step on one matrix puts it; paths of 3 to 5 nodes cover the
     four-node passes and the ones after them."""
-    tree, syn1, h = setup
+    tree, syn1, h = case
     alpha = np.float32(0.1)
     hot = np.unique(np.concatenate([tree.path(0)[0][:2], tree.path(len(tree) - 1)[0][-1:]]))
     slot = np.full(len(syn1), -1, np.int32)

@@ -64,7 +64,7 @@ def windows(ids, ends, window, seed):
         start = end
 
 
-def setup(seed=3, V=23, D=16, buckets=100_000):
+def random_case(seed=3, V=23, D=16, buckets=100_000):
     rng = np.random.default_rng(seed)
     words = distinct_words(V)
     table = subword_table(words, 1, 3, buckets)
@@ -83,7 +83,7 @@ def test_cbow_with_subwords_is_fasttexts_cbow(mean):
     fastText's result: h is the mean (or sum) of every row of the context words, and
     each row takes h's whole step at once, though the kernel keeps each word's sum
     in the window's ring and adds the steps when the word leaves it."""
-    words, table, tree, inputs, syn1, ids, ends = setup()
+    words, table, tree, inputs, syn1, ids, ends = random_case()
     window, a0, a1 = 3, 0.1, 0.05
     ref0, ref1, ref_loss, ref_n = inputs.copy(), syn1.copy(), 0.0, 0
     for position, sent, i, ctx in windows(ids, ends, window, 9):
