@@ -89,9 +89,9 @@ def test_skipgram_with_subwords_is_fasttexts_order():
     context word in turn, as fastText's skip-gram, each step seeing the rows as the
     previous one left them: the kernel composes h once and moves it by each step,
     then adds the steps' sum to the rows, which gives the same weights."""
-    from tests.training.test_cbow import numpy_hs_step, setup, subword_block, windows
+    from tests.training.test_cbow import numpy_hs_step, random_case, subword_block, windows
 
-    _, table, tree, inputs, syn1, ids, ends = setup()
+    _, table, tree, inputs, syn1, ids, ends = random_case()
     window, a0, a1 = 3, 0.1, 0.05
     ref0, ref1, ref_loss, ref_n = inputs.copy(), syn1.copy(), 0.0, 0
     for position, sent, i, ctx in windows(ids, ends, window, 9):
