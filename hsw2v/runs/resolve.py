@@ -10,7 +10,7 @@ from typing import Any
 from ..errors import HSW2VError, HSW2VWarning, param
 from ..model.model import Model
 from ..settings import TREE_KINDS, TrainSettings
-from ..training.kinds import model_kind
+from ..training.kinds import SUBWORD_SETTINGS, model_kind
 from ..trees.registry import tree_builder, tree_builders
 from ..trees.tree import Tree
 from .common import CONTINUED, carried_settings
@@ -90,9 +90,13 @@ def _on_engine(s: TrainSettings, given: dict[str, Any], engine: str) -> TrainSet
 def first_pass_settings(s: TrainSettings) -> TrainSettings:
     """The settings of the first pass that a tree learned in the run learns from:
     the run's, on its builder's ``first_pass`` tree, for ``tree_epochs``, at the
-    kind's rate, with the tree's own settings at their defaults."""
+    kind's rate, with the tree's own settings at their defaults, and without
+    subwords: the tree groups words by the contexts of the words' own vectors
+    (:func:`hsw2v.runs.trainer._starting_model` then adds the n-gram rows)."""
     builder = tree_builders[s.tree]
     defaults = TrainSettings()
     return TrainSettings.given({
         **asdict(s), "tree": builder.first_pass, "epochs": s.tree_epochs, "alpha": None,
-        **{x.name: defaults.value(x.name) for x in builder.settings}}).resolved()
+        **{x.name: defaults.value(x.name) for x in builder.settings},
+        **{x.name: x.default for x in SUBWORD_SETTINGS if x in model_kind(s.arch).settings}
+        }).resolved()

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import warnings
 
+import numpy as np
 import pytest
 
 from hsw2v.errors import HSW2VError, HSW2VWarning
@@ -54,6 +55,28 @@ def test_every_learned_tree_names_a_first_pass_built_from_counts():
     plain = TrainSettings(arch="lbl", tree=tree_builders[s.tree].first_pass, epochs=2,
                           window=7).resolved()
     assert first == plain and first.alpha != s.alpha  # (LBL's rate differs on a learned tree)
+
+
+@pytest.mark.parametrize("arch", ["cbow", "skipgram"])
+def test_a_learned_trees_first_pass_trains_without_subwords(arch, tmp_path):
+    """With subwords, the first pass learns the words' own vectors (its n-gram
+    settings at their defaults): a run at a negligible rate ends where a plain
+    Huffman run of that pass ends, its n-gram rows where they started."""
+    import hsw2v
+    from tests.helpers import bundled_slice
+
+    s = run_settings({"arch": arch, "tree": "semantic", "subwords": True, "minn": 2,
+                      "buckets": 5000, "epochs": 1}, "local")
+    first = first_pass_settings(s)
+    assert not first.value("subwords") and first.value("minn") == 3
+    corpus = bundled_slice(tmp_path / "c.txt", 20_000)
+    common = {"arch": arch, "seed": 3, "threads": 1, "progress": False, "min_alpha": 0.0}
+    plain = hsw2v.train(corpus, tree="huffman", epochs=first.epochs, alpha=first.alpha, **common)
+    run = hsw2v.train(corpus, tree="semantic", subwords=True, minn=2, buckets=5000,
+                      epochs=1, alpha=1e-9, **common)
+    assert plain.ngram_vectors is None and run.tree.kind.startswith("semantic")
+    np.testing.assert_allclose(run.vectors, plain.vectors, atol=1e-6)
+    assert np.abs(run.ngram_vectors).max() <= 0.5 / run.dim
 
 
 def test_grow_needs_a_model():
