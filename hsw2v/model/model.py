@@ -54,6 +54,23 @@ several codes (``extra_leaves``), which hsw2v before it cannot read; a one-code
 model is still written as version 1, which every hsw2v reads."""
 
 
+NPY_CHUNK = 1 << 20
+"""Bytes a contiguous array is written in by :func:`write_npy`."""
+
+
+def write_npy(f: IO[bytes], array: np.ndarray) -> None:
+    """``array`` in ``.npy`` format (numpy's own bytes), written from its memory a
+    megabyte at a time: numpy's writer copies 16 MB chunks into new bytes objects,
+    which took a subword model's save above fastText's peak memory."""
+    if not array.flags.c_contiguous or array.dtype.hasobject:
+        np.lib.format.write_array(f, array, allow_pickle=False)
+        return
+    np.lib.format.write_array_header_1_0(f, np.lib.format.header_data_from_array_1_0(array))
+    data = memoryview(array.reshape(-1)).cast("B")
+    for start in range(0, len(data), NPY_CHUNK):
+        f.write(data[start:start + NPY_CHUNK])
+
+
 @dataclass(repr=False)
 class Model:
     """Everything training produced, and how: ``settings``, the mean loss of each
@@ -436,7 +453,7 @@ class Model:
         with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
             for name, array in arrays.items():
                 with z.open(name + ".npy", "w", force_zip64=True) as member:
-                    np.lib.format.write_array(member, array, allow_pickle=False)
+                    write_npy(member, array)
             for name, data in (extra or {}).items():
                 z.writestr(name, data)
 

@@ -214,7 +214,7 @@ def _starting_model(vocab: Vocab, tree: Tree, s: TrainSettings, init_model: Mode
     if first_pass is not None and first_pass.ngram_vectors is None and s.value("subwords"):
         model = fresh_model(vocab, tree, s)  # (the words' rows moved in, the n-grams' fresh)
         model.vectors[:] = first_pass.vectors
-        first_pass.vectors = first_pass.vectors[:0]
+        first_pass.vectors = np.empty((0, first_pass.dim), dtype=np.float32)  # (freed)
         return model
     if first_pass is not None:  # its input rows and matrices; the inner nodes start afresh
         _, node_vectors = initial_weights(0, tree.n_leaves - 1, s.dim, s.seed, s.node_bias)

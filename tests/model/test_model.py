@@ -283,3 +283,20 @@ def test_wrong_typed_calls_raise_one_error_naming_the_parameter(tmp_path):
     assert done.stdout.split("\n")[:-1] == [f"HSW2VError {name}" for name in (
         "context", "topn", "topn", "positive", "topn", "negative", "context", "context", "context",
         "context", "context", "words", "words", "model", "threads", "window")]
+
+
+@pytest.mark.parametrize("array", [
+    np.random.default_rng(0).random((300_000, 7), dtype=np.float32),  # several 1 MB chunks
+    np.arange(12, dtype=np.int32).reshape(3, 4), np.zeros((0, 5), np.float32),
+    np.frombuffer(b"{\"a\": 1}", dtype=np.uint8), np.arange(10.0)[::2]])  # (not contiguous)
+def test_model_members_are_numpys_npy_bytes(array):
+    """The model file's members are the bytes numpy's own writer gives, and
+    np.load reads them back, whether written a chunk at a time or by numpy."""
+    from hsw2v.model.model import write_npy
+
+    ours, numpys = io.BytesIO(), io.BytesIO()
+    write_npy(ours, array)
+    np.save(numpys, array, allow_pickle=False)
+    assert ours.getvalue() == numpys.getvalue()
+    ours.seek(0)
+    np.testing.assert_array_equal(np.load(ours), array)
