@@ -196,8 +196,8 @@ def _starting_model(vocab: Vocab, tree: Tree, s: TrainSettings, init_model: Mode
     """The model the epochs start from: ``init_model``'s weights, or fresh ones (the
     word vectors and kind's matrices of a one-shot tree's ``first_pass``; with
     subwords, which that pass trains without, its word rows beside fresh n-gram
-    rows: measured against a first pass with subwords, 17% faster, and no
-    word-pair set more than its noise below fastText's, docs/guides/subwords.md)."""
+    rows: against a first pass with subwords, 12% less time for the same
+    analogies, docs/benchmarks/peers.md)."""
     if len(tree) != len(vocab):
         raise HSW2VError(f"the tree has {len(tree)} leaves but the vocabulary {len(vocab)} words")
     release_free_memory()  # the counting pass's garbage, before the big allocations
