@@ -8,6 +8,7 @@ import time
 import warnings
 from contextlib import ExitStack
 from dataclasses import replace
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -334,7 +335,8 @@ def _tree_after_first_pass(path: Source, first_pass: Model, s: TrainSettings, po
                            progress: bool, spool: TokenSpool | None,
                            type_ids: list[np.ndarray] | None, saver: Checkpoints | None) -> Tree:
     """Train the first pass ``first_pass`` (on a Huffman tree, with its own settings)
-    from ``position`` to its end, then learn the run's tree (``s.tree``) from it.
+    from ``position`` to its end, then learn the run's tree (``s.tree``) from it, over
+    the run's token ``spool`` where it has one (the text is not encoded again).
     Its checkpoints hold the run's settings ``s``, so a resumed run goes on from
     the pass to the tree and the run's epochs."""
     kind = tree_for(s.tree, False)
@@ -355,5 +357,7 @@ def _tree_after_first_pass(path: Source, first_pass: Model, s: TrainSettings, po
                              "context vectors\n")
         wait_for_tree_kernels(s)
         _before_tree(tree_builder(kind), first_pass)
+        tokens = None if spool is None or not spool.usable or type_ids is None else \
+            partial(spool.blocks, type_ids, line_end=first_pass.vocab.end_id)
         return build_tree(kind, TreeInputs(first_pass.vocab.words, first_pass.vocab.counts, s,
-                                           first_pass, path))
+                                           first_pass, path, tokens))

@@ -35,6 +35,8 @@ class TreeInputs(NamedTuple):
     settings: Any  # the run's TrainSettings (seed, split, epsilon, ...)
     source: Any = None  # a Model whose context vectors a learned tree clusters
     corpus: Any = None  # the text those context vectors are averaged over
+    tokens: Any = None  # where the run has them (its token spool), a function giving
+    # the corpus's blocks as (word ids, sentence ends): then the text is not encoded again
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,7 @@ def _semantic(inputs: TreeInputs) -> Tree:
     s, source = inputs.settings, inputs.source
     if source.dim < 1 or len(source.vocab) < 2:
         raise HSW2VError("tree_from: the model has no usable vectors")
-    X = context_means(source, inputs.corpus, s.threads)
+    X = context_means(source, inputs.corpus, s.threads, inputs.tokens)
     if s.huffman_levels:
         return semantic_below(X, inputs.counts, s.huffman_levels, s.split)
     return semantic_tree(X, s.split, epsilon=s.epsilon, max_codes=s.max_codes, threads=s.threads)
@@ -119,7 +121,8 @@ def _wordnet(inputs: TreeInputs) -> Tree:
     vectors = None
     if inputs.source is not None:
         from .semantic import context_means
-        vectors = context_means(inputs.source, inputs.corpus, inputs.settings.threads)
+        vectors = context_means(inputs.source, inputs.corpus, inputs.settings.threads,
+                                inputs.tokens)
     tree = wordnet_tree(inputs.words, inputs.counts, database,
                         lambda counts: rest.build(TreeInputs([], counts, s)), vectors, s.split)
     covered, total = tree.details["covered_tokens"], int(inputs.counts.sum())

@@ -18,6 +18,7 @@ Two ways to split a node's words once the mixture is fitted:
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -104,17 +105,22 @@ def compile_kernels(model) -> None:
     split_tree(np.zeros((3, 2), dtype=np.float32), adaptive=True, threads=1)
 
 
-def context_means(model, corpus: Source, threads: int | None = None) -> np.ndarray:
+def context_means(model, corpus: Source, threads: int | None = None,
+                  tokens: Callable[[], Iterable[tuple[np.ndarray, np.ndarray]]] | None = None
+                  ) -> np.ndarray:
     """Each word's mean context vector h over ``corpus`` (input vector if it has none),
     float32 (V, D); ``threads`` walk blocks at once (default: every core), each into
     float32 sums of its own (a vocabulary's vectors each: float64 sums and a float64
     copy of the means took twice a Huffman run's memory), added into the first's and
-    divided there."""
+    divided there. ``tokens``, where given, gives the corpus's blocks as (word ids,
+    sentence ends) of ``model``'s vocabulary (a run's token spool: the text is not
+    read and encoded again); else the text's blocks are encoded."""
     window = model.settings.window
     config = _context_config(model)
-    table = WordTable.of_vocab(model.vocab)
     keep = np.ones(len(model.vocab), dtype=np.float32)
     vectors = model.word_vectors
+    table = WordTable.of_vocab(model.vocab) if tokens is None else None
+    blocks: Iterable = iter_blocks(corpus) if tokens is None else tokens()
     workers = []
 
     def make_worker():
@@ -122,13 +128,13 @@ def context_means(model, corpus: Source, threads: int | None = None) -> np.ndarr
         workers.append((visitor.sums, visitor.counts))
         ctx = np.empty(2 * window, dtype=np.int32)
 
-        def walk(block: bytes) -> None:
-            ids, ends = table.encode(block)
+        def walk(block: bytes | tuple[np.ndarray, np.ndarray]) -> None:
+            ids, ends = block if table is None else table.encode(block)
             accumulate_contexts(ids, ends, len(ends), keep, window, np.empty_like(ids),
                                 np.empty(len(ids), dtype=np.int64), ctx, visitor)
         return walk
 
-    for _ in ordered_map(make_worker, iter_blocks(corpus), threads or os.cpu_count() or 1):
+    for _ in ordered_map(make_worker, blocks, threads or os.cpu_count() or 1):
         pass
     sums, counts = workers.pop(0)
     while workers:  # (in the order the workers were made, each freed once added)

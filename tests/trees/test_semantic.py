@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import hsw2v
+from hsw2v.counting.corpus import TokenSpool, count_words
 from hsw2v.errors import HSW2VError
 from hsw2v.trees.semantic import (
     context_means,
@@ -95,6 +96,13 @@ def test_context_means_are_those_of_a_brute_force_walk(tmp_path, arch):
         got = context_means(m, str(path), threads)
         assert got.dtype == np.float32
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)  # (float32 sums)
+    with TokenSpool() as spool:  # the word ids of a counting pass's spool, not the text
+        counts = count_words(str(path), spool=spool, block_bytes=300)
+        type_ids = counts.spool_ids(counts.type_ids(min_count=2))
+        assert counts.to_vocab(min_count=2).words == m.vocab.words
+        got = context_means(m, str(tmp_path / "absent.txt"), 2,
+                            lambda: spool.blocks(type_ids))
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
 
 
 @pytest.mark.parametrize("levels", [1, 3, 6, 40])
