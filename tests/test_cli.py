@@ -565,6 +565,7 @@ def test_example_corpus_is_the_bundled_slice(tmp_path):
         assert f.read() == text
 
 
+@pytest.mark.newest_only
 def test_predict_says_what_skipgram_scores_are(tmp_path, planted):
     corpus, _ = planted
     assert run_hsw2v(tmp_path, "train", corpus, "--arch", "skipgram", "--dim", "8", "--epochs", "1",
@@ -678,6 +679,7 @@ def test_a_refused_connection_is_not_a_missing_file(tmp_path, http_server):
         f"hsw2v: error: {base}/absent.txt: no such file"
 
 
+@pytest.mark.newest_only
 def test_subwords_build_unseen_words_and_refuse_what_cannot_run(tmp_path):
     """``similar`` reads the default model when the vectors lack a word, says the
     word was built, and answers; Dask, LBL and n-gram lengths without

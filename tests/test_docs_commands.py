@@ -84,6 +84,7 @@ def test_the_guides_list_their_commands():
             ) in commands
 
 
+@pytest.mark.newest_only
 def test_every_command_of_the_guides_runs_as_written(tmp_path):
     if not (SHARED_DATA / "wordsim353.tsv").exists():
         pytest.skip("needs ../shared/data's word-pair sets for the commands guide's evaluate")

@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import REPO
 
 
@@ -37,6 +39,7 @@ def _run(args: list, env: dict, cwd: Path) -> subprocess.CompletedProcess:
     return done
 
 
+@pytest.mark.newest_only
 def test_uninstall_leaves_nothing_and_an_editable_install_follows(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)

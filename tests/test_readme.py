@@ -7,9 +7,12 @@ import re
 import shlex
 import subprocess
 
+import pytest
+
 from tests.helpers import REPO, run_hsw2v
 
 
+@pytest.mark.newest_only
 def test_the_readmes_language_model_commands(tmp_path):
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     block = readme[readme.index("## A language model"):]
@@ -30,6 +33,7 @@ def test_the_readmes_language_model_commands(tmp_path):
     assert 100 < perplexity < 1500  # (the README shows a run's figure; runs vary a little)
 
 
+@pytest.mark.newest_only
 def test_the_readmes_python_block_runs_as_pasted(tmp_path):
     """After the Quick start's corpus and the language model's held-out split, the
     README's Python block runs as a notebook would run it (each expression's value

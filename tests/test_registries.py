@@ -56,6 +56,7 @@ def kind_with_a_matrix(monkeypatch):
     return toy
 
 
+@pytest.mark.newest_only
 def test_a_kinds_own_matrix_reaches_the_model_file_and_checkpoints(kind_with_a_matrix, tmp_path):
     m = hsw2v.train(str(CORPUS), arch="gated", dim=8, epochs=2, min_count=1, threads=1,
                     progress=False, checkpoint=str(tmp_path / "ck.npz"))

@@ -126,6 +126,7 @@ print(*sorted(counts.to_vocab(min_count=3).words))
 """
 
 
+@pytest.mark.newest_only
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
 @pytest.mark.parametrize("spool", ["spool", "no-spool"])
 def test_count_memory_bounds_the_resident_set(tmp_path, spool):

@@ -136,6 +136,7 @@ def test_workers_read_url_shards(tmp_path, cluster, http_server):
     assert neighbour_accuracy(spread, groups) >= 0.95
 
 
+@pytest.mark.newest_only
 def test_a_killed_worker_changes_nothing(tmp_path):
     """Killing a worker process (SIGKILL, by PID) in the middle of training: the run
     finishes, and since every task is a pure function of its inputs, with the very
@@ -236,6 +237,7 @@ def scheduler_address(tmp_path_factory):
             p.wait(30)
 
 
+@pytest.mark.newest_only
 def test_a_scheduler_without_workers_is_one_line(tmp_path):
     """`--scheduler` naming a scheduler that has no workers: one line, once the wait
     for a first worker ends, and no output."""
@@ -269,6 +271,7 @@ def test_scheduler_and_workers_started_apart(tmp_path, scheduler_address):
     assert hsw2v.read_vectors(str(tmp_path / "v.txt")).words == model.words
 
 
+@pytest.mark.newest_only
 def test_a_killed_client_resumes_from_its_checkpoint(tmp_path, scheduler_address):
     """The client (hsw2v train) killed with SIGKILL after its first checkpoint, then
     `--resume`: the same vectors, bit for bit, as a run that was never stopped."""
@@ -343,6 +346,7 @@ def test_ctrl_c_ends_a_dask_run_at_once(tmp_path):
     assert not alive
 
 
+@pytest.mark.newest_only
 def test_dask_errors_are_one_line(tmp_path):
     """A scheduler that is not there, both --scheduler and --workers, --workers
     without --engine dask, a semantic tree, a shard a worker cannot read, and dask
@@ -425,6 +429,7 @@ def test_the_default_round_length_follows_the_corpus():
         assert default_round_words(s, 5_000) == 1_000
 
 
+@pytest.mark.newest_only
 def test_losing_the_last_worker_ends_the_run_with_one_line(tmp_path):
     """An external cluster's only worker dies mid-run: the client waits
     HSW2V_DASK_WORKER_WAIT seconds for another, then ends with one line; the

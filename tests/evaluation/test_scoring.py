@@ -185,6 +185,7 @@ def any_model(request):
     return m
 
 
+@pytest.mark.newest_only
 def test_prediction_equals_an_independent_reference(any_model):
     """predict, log_prob, all_log_probs and score against the numpy reference (a
     consistent swap of the code-0/code-1 convention, or of mean and sum, fails here)."""
@@ -239,6 +240,7 @@ def test_score_equals_the_reference_and_the_training_loss(any_model, tmp_path):
     assert np.array_equal(syn0, m.vectors) and np.array_equal(syn1, m.node_vectors)
 
 
+@pytest.mark.newest_only
 def test_score_caps_threads_and_names_the_file_in_its_errors(tmp_path):
     """Hostile round five, items 15 and 17, in real processes: ``--threads 100000``
     is one line at once (as ``train`` refuses it), never 100,000 workers; an empty

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from hsw2v.jit.cache import sources_stamp
 
 from tests.helpers import REPO
@@ -90,6 +92,7 @@ main()
 '''
 
 
+@pytest.mark.newest_only
 def test_a_full_cache_directory_is_one_warning_and_a_working_run(tmp_path):
     """Hostile round five, item 13, in a real process: numba's writes to its cache
     fail with ENOSPC; the run warns once, naming the directory, and trains."""

@@ -85,6 +85,7 @@ def test_a_trained_model_round_trips(small_corpus, tmp_path):
     assert loaded.predict(context, 5) == m.predict(context, 5)
 
 
+@pytest.mark.newest_only
 @pytest.mark.parametrize("arch", sorted(model_kinds))
 def test_node_biases_round_trip_and_must_match_the_settings(small_corpus, tmp_path, arch):
     """A --node-bias model keeps each node's bias as the column after its vector,

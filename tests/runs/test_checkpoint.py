@@ -34,6 +34,7 @@ def killed_run(tmp_path, threads: int, *extra: str) -> str:
 @pytest.mark.parametrize(("threads", "extra"), [(1, ()), (2, ()), (1, ("--node-bias",)),
                                                 (1, ("--arch", "lbl")), (1, ("--tree", "huffman")),
                                                 (1, ("--subwords", "--buckets", "5000"))])
+@pytest.mark.newest_only
 def test_a_killed_run_resumes(tmp_path, threads, extra):
     """Killed at its first checkpoint: a run that learns its tree (CBOW's and LBL's
     default) in its first pass, on a Huffman tree, and resumed through the tree's

@@ -35,6 +35,7 @@ def _probabilities(model, context: list[str]) -> np.ndarray:
 
 @pytest.mark.parametrize(("tree", "node_bias"), [("huffman", False), ("huffman", True),
                                                   ("semantic", False)])
+@pytest.mark.newest_only
 def test_growing_keeps_what_was_learned(halves, tree, node_bias):
     """Before training on B: every old word's P(w | context of old words) is the old
     model's, halved once for each new word that split its leaf; the old words'

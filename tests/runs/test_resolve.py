@@ -57,6 +57,7 @@ def test_every_learned_tree_names_a_first_pass_built_from_counts():
     assert first == plain and first.alpha != s.alpha  # (LBL's rate differs on a learned tree)
 
 
+@pytest.mark.newest_only
 @pytest.mark.parametrize("arch", ["cbow", "skipgram"])
 def test_a_learned_trees_first_pass_trains_without_subwords(arch, tmp_path):
     """With subwords, the first pass learns the words' own vectors (its n-gram

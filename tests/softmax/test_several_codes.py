@@ -230,6 +230,7 @@ def run(*args, cwd):
                           text=True, timeout=600)
 
 
+@pytest.mark.newest_only
 def test_cli_trains_and_describes_a_tree_with_several_codes(tmp_path):
     r = run("train", CORPUS, "--max-vocab", "800", "--dim", "8", "--epochs", "1", "--tree",
             "semantic", "--split", "adaptive", "--epsilon", "0.3", "--max-codes", "3",

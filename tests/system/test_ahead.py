@@ -53,16 +53,16 @@ def _train(tmp_path: Path, cache: Path, name: str, corpus: Path, arch: str, extr
     return result, (tmp_path / f"{name}.txt").read_bytes(), model
 
 
+@pytest.mark.newest_only
 @pytest.mark.parametrize(("arch", "extra"), CASES, ids=[" ".join((a, *e)) for a, e in CASES])
 def test_same_bits_whether_the_kernels_compile_or_load(tmp_path, slice_path, arch, extra):
-    """Two numba caches: the first run in each compiles every kernel afresh, and a
-    second run in the first loads them. All give the same vectors and model, bit for
-    bit."""
+    """An empty numba cache: the first run compiles every kernel afresh (children
+    compile ahead, the run loads what they cached), and a second run loads them
+    all. Both give the same vectors and model, bit for bit."""
     runs = {}
-    for cache, turn in (("one", "cold"), ("one", "warm"), ("two", "cold")):
-        runs[cache, turn] = _train(tmp_path, tmp_path / f"cache-{cache}", f"{cache}-{turn}",
-                                   slice_path, arch, extra)
-    first = runs["one", "cold"]
+    for turn in ("cold", "warm"):
+        runs[turn] = _train(tmp_path, tmp_path / "cache", turn, slice_path, arch, extra)
+    first = runs["cold"]
     for key, (_, vectors, model) in runs.items():
         assert vectors == first[1], f"{key}: other vectors than a cold run's"
         assert model.keys() == first[2].keys()
@@ -70,6 +70,7 @@ def test_same_bits_whether_the_kernels_compile_or_load(tmp_path, slice_path, arc
             assert array.tobytes() == first[2][name].tobytes(), f"{key}: {name} differs"
 
 
+@pytest.mark.newest_only
 def test_a_first_run_says_it_compiles_and_counts_it_apart(tmp_path, slice_path):
     """A cold run tells what it compiles (one line) and gives the compile's seconds
     beside the training's; a warm run says neither."""
@@ -222,6 +223,7 @@ def _its_child(run: subprocess.Popen) -> int:
     raise AssertionError("no child compiled ahead")
 
 
+@pytest.mark.newest_only
 @ONE_CORE
 def test_a_child_that_dies_leaves_the_compile_to_the_run(tmp_path, slice_path):
     """Kill the compiling child: the run compiles the kernel itself and gives the
@@ -273,6 +275,7 @@ def test_a_killed_run_takes_its_compiling_child_with_it(tmp_path, slice_path):
 
 @pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"),
                                              (signal.SIGTERM, 143, "terminated")])
+@pytest.mark.newest_only
 @ONE_CORE
 def test_a_signal_during_a_first_compile_is_one_line(tmp_path, slice_path, sig, code, word):
     """Hostile round five, item 10: Ctrl-C or SIGTERM 0 to 3 s into a cold run's compile,

@@ -46,6 +46,7 @@ def log_prob(h, word, tree, syn1):
     return float(np.sum(-np.logaddexp(0.0, -sign * x)))
 
 
+@pytest.mark.newest_only
 @pytest.mark.parametrize("arch", sorted(model_kinds))
 def test_only_edge_kinds_skip_saturated_nodes(arch):
     """With every score far beyond ±6, a kind with word2vec.c's edge (CBOW) trains
@@ -126,6 +127,7 @@ def test_training_lowers_loss():
     assert epoch(0.0) < 0.5 * before
 
 
+@pytest.mark.newest_only
 @pytest.mark.parametrize("arch", sorted(model_kinds))
 def test_hot_rows_match_in_place_training(arch):
     """With one thread, training hot nodes in private rows and merging them gives

@@ -105,6 +105,7 @@ def test_cbow_with_subwords_is_fasttexts_cbow(mean):
     np.testing.assert_allclose(syn1, ref1, atol=2e-5)
 
 
+@pytest.mark.newest_only
 def test_a_shared_row_is_trained_by_every_word_that_has_it():
     """Words sharing rows (one bucket for every n-gram): every step still reaches
     the shared row, once for each time a context holds it, by the block's end."""

@@ -291,6 +291,7 @@ def test_a_fixed_word_cycle_is_learned(tmp_path, full):
         assert word == cycle[(k + 3) % 8] and p > 0.85, (context, word, p)
 
 
+@pytest.mark.newest_only
 def test_every_tree_kind_trains_an_lbl(tmp_path, lm):
     """Every builder of the registry, semantic ones from the model's own predicted
     vectors (one-shot and --tree-from an LBL), ADAPTIVE(ε) with several codes."""

@@ -84,6 +84,7 @@ def test_the_context_is_each_context_words_vector():
         assert np.all(H[n_ctx:] == -7.0)
 
 
+@pytest.mark.newest_only
 def test_skipgram_with_subwords_is_fasttexts_order():
     """With subwords, the centre word's vector (the mean of its rows) predicts each
     context word in turn, as fastText's skip-gram, each step seeing the rows as the

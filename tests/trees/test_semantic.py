@@ -64,6 +64,7 @@ def test_context_means_fall_back_to_input_vectors(tmp_path):
     np.testing.assert_allclose(X[a], m.vectors[b], rtol=1e-6)  # a's context is always b
 
 
+@pytest.mark.newest_only
 @pytest.mark.parametrize("arch", ["cbow", "skipgram"])
 def test_context_means_are_those_of_a_brute_force_walk(tmp_path, arch):
     """Each word's mean context vector, against numpy over every position of every
