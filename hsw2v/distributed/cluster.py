@@ -55,7 +55,7 @@ def connect(client: Any = None, scheduler: str | None = None,
                                      ignore_cleanup_errors=True) as scratch:
         import dask
 
-        with dask.config.set({"temporary-directory": scratch}):
+        with _environ_restored(), dask.config.set({"temporary-directory": scratch}):
             cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
                                                processes=True, host="127.0.0.1",
                                                dashboard_address=":0", local_directory=scratch,
@@ -64,6 +64,23 @@ def connect(client: Any = None, scheduler: str | None = None,
             with (_quiet(client), _closed_unless_interrupted(cluster),
                   _closed_unless_interrupted(client) as c):
                 yield c
+
+
+@contextmanager
+def _environ_restored() -> Iterator[None]:
+    """``os.environ`` as it was once the block ends: a LocalCluster's nannies set
+    their workers' variables (``OMP_NUM_THREADS=1``, ``PYTHONHASHSEED``,
+    ``MALLOC_TRIM_THRESHOLD_``, …) in this process's own environment, where every
+    later child process of the caller would inherit them."""
+    saved = dict(os.environ)
+    try:
+        yield
+    finally:
+        for name in [name for name in os.environ if name not in saved]:
+            del os.environ[name]
+        for name, value in saved.items():
+            if os.environ.get(name) != value:
+                os.environ[name] = value
 
 
 @contextmanager

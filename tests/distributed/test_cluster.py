@@ -4,10 +4,13 @@ line, task keys, and tree reductions in order on a real cluster."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import operator
 import os
 import re
+import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -22,7 +25,7 @@ from hsw2v.distributed.cluster import (
 from hsw2v.errors import HSW2VError
 
 from tests.distributed.test_driver import write_shards
-from tests.helpers import run_hsw2v
+from tests.helpers import REPO, run_hsw2v
 
 distributed = pytest.importorskip("distributed")
 
@@ -117,3 +120,25 @@ def test_a_local_cluster_leaves_nothing_in_tmpdir(tmp_path):
                        env={"TMPDIR": str(tmp_path / "tmp")})
     assert result.returncode == 0, result.stderr
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_a_local_cluster_leaves_this_processs_environment_as_it_was():
+    """In a fresh process (whose environment no earlier cluster has touched): the
+    nannies of a LocalCluster set their workers' variables (OMP_NUM_THREADS,
+    PYTHONHASHSEED, …) in the environment of the process that starts them; once
+    ``connect`` ends, that environment is the one before, and the workers had theirs."""
+    script = (
+        "import json, os\n"
+        "from hsw2v.distributed.cluster import connect\n"
+        "before = dict(os.environ)\n"
+        "with connect(workers=1) as client:\n"
+        "    inside = dict(os.environ)\n"
+        "    workers = list(client.run(lambda: dict(os.environ)).values())\n"
+        "print(json.dumps([before, inside, dict(os.environ), workers]))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-2000:]
+    before, inside, after, workers = json.loads(done.stdout.splitlines()[-1])
+    assert after == before
+    set_inside = {k: v for k, v in inside.items() if before.get(k) != v}
+    assert len(workers) == 1 and all(workers[0].get(k) == v for k, v in set_inside.items())
