@@ -357,7 +357,7 @@ def _tree_after_first_pass(path: Source, first_pass: Model, s: TrainSettings, po
                              "context vectors\n")
         wait_for_tree_kernels(s)
         _before_tree(tree_builder(kind), first_pass)
-        tokens = None if spool is None or not spool.usable or type_ids is None else \
+        tokens = None if spool is None else \
             partial(spool.blocks, type_ids, line_end=first_pass.vocab.end_id)
         return build_tree(kind, TreeInputs(first_pass.vocab.words, first_pass.vocab.counts, s,
                                            first_pass, path, tokens))

@@ -196,8 +196,8 @@ def test_large_allocations_go_back_to_the_os_when_freed():
     """With ``map_large_allocations``, 2 MiB has pages of its own, unmapped once freed,
     even after an 8 MiB free (which, by default, makes glibc serve it from the heap,
     where it stays); 1 MiB still comes from the heap."""
-    env = {k: v for k, v in os.environ.items()  # glibc's defaults: no malloc tuning (a
-           if not k.startswith("MALLOC_") and k != "GLIBC_TUNABLES"}  # LocalCluster sets one)
+    env = {k: v for k, v in os.environ.items()  # glibc's defaults: none of the
+           if not k.startswith("MALLOC_") and k != "GLIBC_TUNABLES"}  # environment's tuning
     env["PYTHONPATH"] = str(REPO)
 
     def run(how: str) -> list[str]:
