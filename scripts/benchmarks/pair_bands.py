@@ -42,14 +42,18 @@ def read_pairs(path: Path) -> list[tuple[str, str, float]]:
 
 def cosines(vectors, pairs) -> np.ndarray:
     """Each pair's cosine, words looked up case-insensitively (first case variant),
-    unseen ones built by the model."""
+    unseen ones built by the model (a null vector, cosine 0, where it builds none,
+    as Bojanowski et al. (2017) score a word-only model's unseen words)."""
     index: dict[str, int] = {}
     for i, w in enumerate(vectors.words):
         index.setdefault(w.upper(), i)
 
     def vec(word: str) -> np.ndarray:
         i = index.get(word.upper())
-        return vectors.matrix[i] if i is not None else vectors.unseen(word)
+        if i is not None:
+            return vectors.matrix[i]
+        built = vectors.unseen(word) if vectors.unseen is not None else None
+        return np.zeros(vectors.matrix.shape[1]) if built is None else built  # (null: cosine 0)
 
     out = []
     for a, b, _ in pairs:
