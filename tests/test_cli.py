@@ -98,7 +98,7 @@ def test_read_vocab_skips_counting(tmp_path, small_corpus):
     vocab.write_text("g0w0 100\ng0w1 50\ng1w0 10\n")
     out = tmp_path / "v.txt"
     result = run("train", small_corpus, "-o", str(out), "--read-vocab", str(vocab),
-                 "--min-count", "1", "--dim", "4", "--epochs", "1", "--quiet")
+                 "--min-count", "1", "--dim", "8", "--epochs", "1", "--quiet")
     assert result.exit_code == 0, result.output
     assert read_vectors(str(out)).words == ["g0w0", "g0w1", "g1w0"]
 
@@ -106,17 +106,17 @@ def test_read_vocab_skips_counting(tmp_path, small_corpus):
 def test_binary_output_and_stdin(tmp_path, small_corpus):
     out = tmp_path / "v.bin"
     text = Path(small_corpus).read_text()
-    result = run("train", "-", "-o", str(out), "--binary", "--min-count", "1", "--dim", "4",
+    result = run("train", "-", "-o", str(out), "--binary", "--min-count", "1", "--dim", "8",
                  "--epochs", "1", "--quiet", input=text)
     assert result.exit_code == 0, result.output
-    assert read_vectors(str(out)).dim == 4
+    assert read_vectors(str(out)).dim == 8
 
 
 @pytest.mark.parametrize("name", sorted(vector_formats))
 def test_each_vector_format_is_an_option_with_its_default_file(tmp_path, small_corpus, name):
     """--format NAME, for each format of the table, writes the format's default file
     (when no output is named), which reads back; --binary is --format binary."""
-    args = ("train", small_corpus, "--min-count", "1", "--dim", "4", "--epochs", "1", "--quiet")
+    args = ("train", small_corpus, "--min-count", "1", "--dim", "8", "--epochs", "1", "--quiet")
     result = run_hsw2v(tmp_path, *args, "--format", name)
     assert result.returncode == 0, result.stderr
     written = tmp_path / vector_formats[name].default_file
@@ -126,11 +126,11 @@ def test_each_vector_format_is_an_option_with_its_default_file(tmp_path, small_c
 
         kv = gensim.models.fasttext.load_facebook_vectors(str(written))
         model = load_model(str(tmp_path / "model.npz"))
-        assert kv.vectors.shape[1] == 4 and np.allclose(kv.vectors, model.word_vectors)
+        assert kv.vectors.shape[1] == 8 and np.allclose(kv.vectors, model.word_vectors)
     else:
         kv = gensim.models.KeyedVectors.load_word2vec_format(
             str(written), binary=name == "binary")  # (gensim tells the two apart by its flag)
-        assert kv.vectors.shape[1] == 4 and np.allclose(kv.vectors,
+        assert kv.vectors.shape[1] == 8 and np.allclose(kv.vectors,
                                                         read_vectors(str(written)).matrix)
     error = one_line_error(run_hsw2v(tmp_path, *args, "--binary", "--format", "text"))
     assert "--binary is --format binary" in error
@@ -189,7 +189,7 @@ def test_long_line_without_newline(tmp_path):
     total = sum(int(line.split()[1]) for line in result.stdout.splitlines())
     assert total == len(words)
     result = run("train", str(path), "-o", str(tmp_path / "v.txt"), "--min-count", "1",
-                 "--dim", "4", "--epochs", "1", "--quiet")
+                 "--dim", "8", "--epochs", "1", "--quiet")
     assert result.exit_code == 0, result.output
 
 
@@ -490,7 +490,7 @@ def test_train_and_vocab_take_several_corpora(tmp_path, small_corpus):
                  [small_corpus, str(d / "2.txt")]):
         assert run("vocab", *args, "--min-count", "1", "--quiet").stdout == doubled, args
     result = run("train", str(d), small_corpus, "-o", str(tmp_path / "v.txt"), "--min-count", "1",
-                 "--dim", "4", "--epochs", "1", "--quiet")
+                 "--dim", "8", "--epochs", "1", "--quiet")
     assert result.exit_code == 0, result.output
     assert_one_line_error(run("vocab", str(d / "*.csv")), "no file matches")
 
@@ -503,7 +503,7 @@ def test_the_vectors_cache_is_in_the_cache_directory_never_beside_the_file(tmp_p
     from hsw2v.model.vectors_cache import entry_of
 
     out = tmp_path / "v.txt"
-    args = ["train", small_corpus, "-o", str(out), "--min-count", "1", "--dim", "4", "--epochs", "1",
+    args = ["train", small_corpus, "-o", str(out), "--min-count", "1", "--dim", "8", "--epochs", "1",
             "--quiet"]
     assert run(*args, "--no-cache").exit_code == 0
     assert not entry_of(str(out)).exists()
@@ -528,7 +528,7 @@ def test_corpus_urls(tmp_path, small_corpus, http_server):
         got = run_hsw2v(tmp_path, "vocab", url, "--min-count", "1", "--quiet")
         assert got.returncode == 0 and got.stdout == local, got.stderr
     result = run_hsw2v(tmp_path, "train", f"{base}/c.txt", small_corpus, "-o", "v.txt",
-                       "--min-count", "1", "--dim", "4", "--epochs", "1", "--quiet")
+                       "--min-count", "1", "--dim", "8", "--epochs", "1", "--quiet")
     assert result.returncode == 0, result.stderr
     assert "no such file" in one_line_error(run_hsw2v(tmp_path, "vocab", f"{base}/absent.txt"))
 
@@ -685,7 +685,7 @@ def test_subwords_build_unseen_words_and_refuse_what_cannot_run(tmp_path):
     word was built, and answers; Dask, LBL and n-gram lengths without
     ``--subwords`` are one line each."""
     corpus = bundled_slice(tmp_path / "c.txt", 50_000)
-    train = ("train", str(corpus), "--subwords", "--buckets", "5000", "--dim", "12",
+    train = ("train", str(corpus), "--subwords", "--buckets", "5000", "--dim", "16",
              "--epochs", "1", "--tree", "huffman", "--threads", "1", "--quiet")
     assert run_hsw2v(tmp_path, *train).returncode == 0
     result = run_hsw2v(tmp_path, "similar", "historyz", "-n", "3")

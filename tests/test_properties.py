@@ -75,7 +75,7 @@ def model_file(tmp_path_factory):
 
     d = tmp_path_factory.mktemp("model")
     (d / "c.txt").write_text("a b c d e f a b c a b a\n" * 20)
-    model = hsw2v.train(str(d / "c.txt"), min_count=1, dim=4, epochs=1, threads=1,
+    model = hsw2v.train(str(d / "c.txt"), min_count=1, dim=8, epochs=1, threads=1,
                         progress=False)
     model.save(str(d / "m.npz"))
     with zipfile.ZipFile(d / "m.npz") as z:  # byte positions of the local and central headers

@@ -170,7 +170,7 @@ def test_a_vocabulary_file_round_trips_every_space_like_character(tmp_path):
     assert r.returncode == 0, r.stderr
     assert sorted(Vocab.load(str(tmp_path / "v.txt")).words) == sorted(set(expected))
     r = run_hsw2v(tmp_path, "train", "c.txt", "--read-vocab", "v.txt", "--min-count", "1",
-                  "--epochs", "1", "--dim", "4", "-o", "o.txt", "--save-model", "m.npz", "--quiet")
+                  "--epochs", "1", "--dim", "8", "-o", "o.txt", "--save-model", "m.npz", "--quiet")
     assert r.returncode == 0, r.stderr
     r = run_hsw2v(tmp_path, "vocab", "--model", "m.npz", "-o", "back.txt")
     assert r.returncode == 0, r.stderr

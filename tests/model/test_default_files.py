@@ -112,16 +112,16 @@ def test_nothing_trained_yet_says_what_to_run(tmp_path):
 def test_default_outputs_never_replace_a_foreign_file(tmp_path):
     (tmp_path / "c.txt").write_text("a b c d\n" * 20)
     (tmp_path / "vectors.txt").write_text("my shopping list\n")
-    line = one_line_error(hsw2v(tmp_path, "train", "c.txt", "--dim", "4", "--min-count", "1"))
+    line = one_line_error(hsw2v(tmp_path, "train", "c.txt", "--dim", "8", "--min-count", "1"))
     assert "vectors.txt exists and is not an hsw2v vectors file" in line
     assert (tmp_path / "vectors.txt").read_text() == "my shopping list\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt", "vectors.txt"]
     # hsw2v's own earlier output is replaced; -o alone writes only where it was asked
     (tmp_path / "vectors.txt").unlink()
     for _ in range(2):
-        result = hsw2v(tmp_path, "train", "c.txt", "--dim", "4", "--min-count", "1", "--quiet")
+        result = hsw2v(tmp_path, "train", "c.txt", "--dim", "8", "--min-count", "1", "--quiet")
         assert result.returncode == 0, result.stderr
-    result = hsw2v(tmp_path, "train", "c.txt", "--dim", "4", "--min-count", "1", "-o", "v2.txt")
+    result = hsw2v(tmp_path, "train", "c.txt", "--dim", "8", "--min-count", "1", "-o", "v2.txt")
     assert result.returncode == 0 and result.stderr.strip().endswith("saved vectors to v2.txt")
     assert not (tmp_path / "model.npz.tmp").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == [

@@ -33,7 +33,7 @@ def written(request, corpus):
     where = corpus.parent
     name = "-".join(request.param)
     result = run_hsw2v(where, "train", str(corpus), "--arch", arch, *extra, *subwords,
-                       "--dim", "10", "--epochs", "1", "--threads", "2", "--quiet",
+                       "--dim", "16", "--epochs", "1", "--threads", "2", "--quiet",
                        "--format", "fasttext", "-o", f"{name}.bin", "--save-model",
                        f"{name}.npz")
     assert result.returncode == 0, result.stderr

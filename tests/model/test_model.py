@@ -250,7 +250,7 @@ from tests.helpers import make_model
 m = make_model(v=30, dim=6)
 lm_words = [f"w{i}" for i in range(10)]
 lm = hsw2v.train(sentences=[lm_words[i:] + lm_words[:i] for i in range(10)] * 3, arch="lbl",
-                 tree="huffman", dim=6, window=2, epochs=1, min_count=1, threads=1, progress=False)
+                 tree="huffman", dim=8, window=2, epochs=1, min_count=1, threads=1, progress=False)
 cases = [lambda: m.predict(3), lambda: m.predict(["w1"], topn="5"), lambda: m.predict(["w1"], topn=2.5),
          lambda: m.most_similar(3), lambda: m.most_similar("w1", topn="x"),
          lambda: m.most_similar(["w1"], negative=5), lambda: m.predict_many([[1]]),

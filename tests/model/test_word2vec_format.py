@@ -137,7 +137,7 @@ def test_corrupt_and_foreign_models(tmp_path, small_corpus):
     np.savez(other, a=np.zeros(3))
     with pytest.raises(HSW2VError, match="not an hsw2v model"):
         load_model(str(other))
-    model = train_locally(small_corpus, min_count=1, dim=4, epochs=1, threads=1, progress=False)
+    model = train_locally(small_corpus, min_count=1, dim=8, epochs=1, threads=1, progress=False)
     path = str(tmp_path / "m.npz")
     model.save(path)
     with np.load(path) as z:
@@ -172,7 +172,7 @@ def test_model_settings_are_typed_and_checked(tmp_path, small_corpus):
     earlier layout (tree kind in the settings) still load."""
     import json
 
-    model = train_locally(small_corpus, min_count=1, dim=4, epochs=1, threads=1, progress=False)
+    model = train_locally(small_corpus, min_count=1, dim=8, epochs=1, threads=1, progress=False)
     path = tmp_path / "m.npz"
     model.save(str(path))
     with np.load(path) as z:
@@ -188,7 +188,7 @@ def test_model_settings_are_typed_and_checked(tmp_path, small_corpus):
     back = load_model(with_settings({**meta["settings"], "tree": "semantic-adaptive",
                                      "window": 3.0}, "old.npz"))
     assert (back.settings.tree, back.settings.split, back.settings.window) == ("semantic", "adaptive", 3)
-    assert isinstance(back.settings.window, int) and back.settings.dim == 4
+    assert isinstance(back.settings.window, int) and back.settings.dim == 8
     for bad, field in [({**meta["settings"], "window": "x"}, "window"),
                        ({**meta["settings"], "cbow_mean": 1}, "cbow_mean"),
                        ({**meta["settings"], "arch": "lstm"}, "arch must be one of"),

@@ -134,18 +134,18 @@ def rewrite_position(path: str, **changes) -> None:
 ])
 def test_a_damaged_checkpoint_is_one_line(tmp_path, small_corpus, changes, message):
     ck = str(tmp_path / "ck.npz")
-    hsw2v.train(small_corpus, dim=4, epochs=2, threads=1, min_count=1, progress=False, checkpoint=ck)
+    hsw2v.train(small_corpus, dim=8, epochs=2, threads=1, min_count=1, progress=False, checkpoint=ck)
     rewrite_position(ck, **changes)
     assert message in one_line_error(run_hsw2v(tmp_path, "train", small_corpus, "--resume", ck))
 
 
 def test_resume_refuses_what_cannot_continue(tmp_path, small_corpus):
     ck, model = str(tmp_path / "ck.npz"), str(tmp_path / "m.npz")
-    hsw2v.train(small_corpus, dim=4, epochs=2, threads=1, min_count=1, progress=False,
+    hsw2v.train(small_corpus, dim=8, epochs=2, threads=1, min_count=1, progress=False,
                 checkpoint=ck).save(model)
     cases = [
         (("--resume", model), "a model, not a checkpoint"),
-        (("--resume", ck, "--dim", "8"), "keeps the checkpoint's --dim (4); drop --dim 8"),
+        (("--resume", ck, "--dim", "16"), "keeps the checkpoint's --dim (8); drop --dim 16"),
         (("--resume", ck, "--init-model", model), "do not go together"),
         (("--resume", str(tmp_path / "none.npz")), "no such file"),
     ]

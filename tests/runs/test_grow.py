@@ -42,7 +42,7 @@ def test_growing_keeps_what_was_learned(halves, tree, node_bias):
     ranking by probability (each split one's doubled back) is the same; new rows
     start as word2vec.c's, new inner nodes at zero. On Huffman's tree and on a tree
     learned in the run (CBOW's default)."""
-    old = hsw2v.train(str(halves / "a.txt"), dim=12, epochs=2, threads=1, min_count=3,
+    old = hsw2v.train(str(halves / "a.txt"), dim=16, epochs=2, threads=1, min_count=3,
                       node_bias=node_bias, tree=tree, progress=False)
     grown = grown_model(old, count_words(str(halves / "b.txt")), 3, None, 5)
     added = grown.history[-1]["words"]

@@ -25,7 +25,7 @@ def corpus(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def model(corpus):
-    return hsw2v.train(str(corpus), subwords=True, buckets=5000, dim=12, epochs=1, threads=1,
+    return hsw2v.train(str(corpus), subwords=True, buckets=5000, dim=16, epochs=1, threads=1,
                        tree="huffman", progress=False)
 
 
@@ -75,7 +75,7 @@ def test_the_model_file_keeps_the_ngram_rows(model, tmp_path):
 def test_a_damaged_ngram_member_is_one_line(model, tmp_path, change):
     """n-gram rows of another shape than the settings say, rows in a model without
     subwords, or rows holding NaN: refused in one line, before use."""
-    source = make_model(dim=12) if change == "without" else model
+    source = make_model(dim=16) if change == "without" else model
     good, bad = tmp_path / "good.npz", tmp_path / "bad.npz"
     source.save(str(good))
     rows = model.ngram_vectors.copy()

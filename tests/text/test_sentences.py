@@ -143,7 +143,7 @@ def test_to_gensim_gives_the_same_words_counts_vectors_and_neighbours(sentences)
 def test_to_gensim_without_gensim_says_how_to_get_it(tmp_path):
     code = ("import sys; sys.modules['gensim'] = None\n"
             "import hsw2v\n"
-            "m = hsw2v.train([['a', 'b', 'a']] * 20, min_count=1, dim=4, epochs=1, sample=0,\n"
+            "m = hsw2v.train([['a', 'b', 'a']] * 20, min_count=1, dim=8, epochs=1, sample=0,\n"
             "                progress=False)\n"
             "try:\n    m.to_gensim()\nexcept hsw2v.HSW2VError as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
@@ -198,7 +198,7 @@ def test_a_token_the_reader_cannot_read_is_named(sentences, message):
     byte offset in the hidden temporary file (hostile round four, item 19)."""
     given = sentences if isinstance(sentences, dict) else {"corpus": sentences}
     with pytest.raises(hsw2v.HSW2VError, match=message):
-        hsw2v.train(**given, min_count=1, epochs=1, dim=4, progress=False)
+        hsw2v.train(**given, min_count=1, epochs=1, dim=8, progress=False)
 
 
 def test_an_endless_generator_ends_at_a_bound_the_user_sets(monkeypatch, tmp_path, capsys):

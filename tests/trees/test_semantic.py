@@ -55,7 +55,7 @@ def test_semantic_tree_for_100k_words():
 def test_context_means_fall_back_to_input_vectors(tmp_path):
     path = tmp_path / "c.txt"
     path.write_text("a b a b a b\nlonely\n" * 5)
-    m = hsw2v.train(str(path), min_count=1, dim=4, epochs=1, progress=False, window=1,
+    m = hsw2v.train(str(path), min_count=1, dim=8, epochs=1, progress=False, window=1,
                     sample=0)
     X = context_means(m, str(path))
     lonely = m.vocab.index["lonely"]
@@ -75,7 +75,7 @@ def test_context_means_are_those_of_a_brute_force_walk(tmp_path, arch):
              for _ in range(400)]
     path = tmp_path / "c.txt"
     path.write_text("\n".join(lines) + "\n")
-    m = hsw2v.train(str(path), arch=arch, min_count=2, dim=6, epochs=1, window=3, tree="huffman",
+    m = hsw2v.train(str(path), arch=arch, min_count=2, dim=8, epochs=1, window=3, tree="huffman",
                     threads=1, progress=False)
     sums = np.zeros((len(m.vocab), m.dim))
     n = np.zeros(len(m.vocab))
