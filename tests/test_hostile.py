@@ -8,6 +8,7 @@ import importlib
 import json
 import os
 import resource
+import shutil
 import signal
 import stat
 import subprocess
@@ -24,17 +25,27 @@ from tests.helpers import REPO, hsw2v_command, model_bomb, one_line_error, run_h
 TRAIN = ["--dim", "8", "--min-count", "1", "--epochs", "1", "--threads", "1", "--quiet"]
 
 
-@pytest.fixture
-def work(tmp_path):
-    """A directory with a small corpus c.txt, a vectors file v.txt and a model m.npz
-    from an earlier run, and a private $TMPDIR."""
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A small corpus c.txt, and the vectors file v.txt and model m.npz of a run on
+    it: made once, as each test only reads its own copy (:func:`work`)."""
+    here = tmp_path_factory.mktemp("trained")
     words = [f"w{i}" for i in range(40)]
     rng = np.random.default_rng(0)
-    (tmp_path / "c.txt").write_text(
+    (here / "c.txt").write_text(
         "\n".join(" ".join(rng.choice(words, 12)) for _ in range(300)) + "\n")
-    (tmp_path / "tmp").mkdir()
-    result = run_hsw2v(tmp_path, "train", "c.txt", "-o", "v.txt", "--save-model", "m.npz", *TRAIN)
+    result = run_hsw2v(here, "train", "c.txt", "-o", "v.txt", "--save-model", "m.npz", *TRAIN)
     assert result.returncode == 0, result.stderr
+    return here
+
+
+@pytest.fixture
+def work(tmp_path, trained):
+    """A directory with a small corpus c.txt, a vectors file v.txt and a model m.npz
+    from an earlier run (copies, times kept), and a private $TMPDIR."""
+    for name in ("c.txt", "v.txt", "m.npz"):
+        shutil.copy2(trained / name, tmp_path / name)
+    (tmp_path / "tmp").mkdir()
     return tmp_path
 
 
