@@ -28,7 +28,7 @@ TRAIN = ["--dim", "8", "--min-count", "1", "--epochs", "1", "--threads", "1", "-
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """A small corpus c.txt, and the vectors file v.txt and model m.npz of a run on
-    it: made once, as each test only reads its own copy (:func:`work`)."""
+    it: made once per worker; each test works on copies of them (:func:`work`)."""
     here = tmp_path_factory.mktemp("trained")
     words = [f"w{i}" for i in range(40)]
     rng = np.random.default_rng(0)
