@@ -151,6 +151,7 @@ def main() -> None:
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--first-seed", type=int, default=1, help="seeds run from this one up")
     p.add_argument("--systems", default="hsw2v,fasttext")
     p.add_argument("--pairs", help="a folder of word-pair files to score too (all pairs)")
     p.add_argument("--child")
@@ -168,7 +169,7 @@ def main() -> None:
         corpus = plain_copy(a.corpus, workdir)
         warm_up(systems, a.arch, a.threads, workdir)
         results: dict[str, list] = {s: [] for s in systems}
-        for seed in range(1, a.seeds + 1):
+        for seed in range(a.first_seed, a.first_seed + a.seeds):
             for s in systems:
                 results[s].append(run_once(s, corpus, a.arch, a.epochs, a.threads, seed,
                                            workdir, a.pairs))
